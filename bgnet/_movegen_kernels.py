@@ -1,0 +1,321 @@
+"""Numba kernels for legal-move generation over bgnet's 26-slot int8 boards.
+
+Design (why it is fast):
+
+* Opposing closed points never change during my move (I can only hit blots), so
+  "is this landing open" is one test of the opponent's count, computed once.
+* Plays are enumerated with apply/undo on one scratch board, nested loops (no
+  recursion, no allocation in the loop).
+* Doubles are enumerated with non-increasing source points: every legal multiset
+  of steps has exactly one such ordering (bar first, outside checkers before
+  bear-offs), so duplicate orderings are pruned before they are played.
+* Each play's afterstate is identified by a packed key held in two int64 words,
+  updated incrementally per step: 4 bits per point count of mine (points 1..15 in
+  word one, points 16..24 and the bar in word two) and one bit per point where an
+  opposing blot was hit (bits 40..63 of word two). Duplicates are removed with an
+  open-addressing hash table whose slots are stamped with a generation number, so
+  it never needs clearing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+BAR = 25
+MAX_PER_POSITION = 8192  # more distinct plays than any backgammon position has
+TABLE_SIZE = 16384  # power of two, at least twice MAX_PER_POSITION
+TABLE_MASK = TABLE_SIZE - 1
+
+# Key unit of one of my checkers on point p (1..25) in each key word.
+_UNIT1 = np.zeros(26, dtype=np.int64)
+_UNIT2 = np.zeros(26, dtype=np.int64)
+for _p in range(1, 26):
+    if _p <= 15:
+        _UNIT1[_p] = np.int64(1) << np.int64(4 * (_p - 1))
+    else:
+        _UNIT2[_p] = np.int64(1) << np.int64(4 * (_p - 16))
+_HITBIT = np.zeros(26, dtype=np.int64)
+for _p in range(1, 25):
+    _HITBIT[_p] = np.int64(1) << np.int64(39 + _p)
+
+
+def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Hash-table scratch for the kernels: (keys1, keys2, stamps, generation box)."""
+    return (np.zeros(TABLE_SIZE, np.int64), np.zeros(TABLE_SIZE, np.int64),
+            np.zeros(TABLE_SIZE, np.int64), np.zeros(1, np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _target(b, p, d, outside):
+    """Landing point of my checker on ``p`` moved ``d`` pips (0 = off), or -1 if illegal."""
+    if b[p] <= 0:
+        return -1
+    if p != BAR and b[BAR] > 0:
+        return -1  # everything on the bar enters first
+    t = p - d
+    if t >= 1:
+        if b[t] < -1:
+            return -1  # two or more opposing checkers: closed
+        return t
+    if outside > 0:
+        return -1  # bear off only with all fifteen home
+    if t == 0:
+        return 0
+    for q in range(p + 1, 7):  # a higher die only from the highest occupied point
+        if b[q] > 0:
+            return -1
+    return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _apply(b, p, t, k1, k2, outside):
+    """Play p -> t on ``b``; returns the new keys, outside count and whether it hit."""
+    b[p] -= 1
+    k1 -= _UNIT1[p]
+    k2 -= _UNIT2[p]
+    hit = False
+    if t >= 1:
+        if b[t] == -1:
+            b[t] = 1
+            b[0] -= 1
+            hit = True
+            k2 |= _HITBIT[t]
+        else:
+            b[t] += 1
+        k1 += _UNIT1[t]
+        k2 += _UNIT2[t]
+        if p >= 7 and t <= 6:
+            outside -= 1
+    return k1, k2, outside, hit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _undo(b, p, t, hit):
+    """Take back p -> t on ``b``."""
+    if t >= 1:
+        if hit:
+            b[t] = -1
+            b[0] += 1
+        else:
+            b[t] -= 1
+    b[p] += 1
+
+
+@njit(cache=True, nogil=True)
+def _record(b, k1, k2, steps, nsteps, die, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen):
+    """Store the current afterstate unless its key was seen; returns the new count."""
+    h = ((k1 * np.int64(-7046029254386353131)) ^ (k2 * np.int64(-4658895280553007687)))
+    h = (h >> np.int64(40)) & TABLE_MASK
+    while tst[h] == gen:
+        if tk1[h] == k1 and tk2[h] == k2:
+            return cnt
+        h = (h + 1) & TABLE_MASK
+    if cnt >= MAX_PER_POSITION:
+        raise RuntimeError("more distinct plays than MAX_PER_POSITION")
+    tst[h] = gen
+    tk1[h] = k1
+    tk2[h] = k2
+    row = base + cnt
+    for i in range(26):
+        out_b[row, i] = b[i]
+    for i in range(8):
+        out_s[row, i] = steps[i] if i < 2 * nsteps else 0
+    out_n[row] = nsteps
+    out_d[row] = die
+    return cnt + 1
+
+
+@njit(cache=True, nogil=True)
+def _keys_of(b):
+    k1 = np.int64(0)
+    k2 = np.int64(0)
+    for p in range(1, 26):
+        if b[p] > 0:
+            k1 += _UNIT1[p] * b[p]
+            k2 += _UNIT2[p] * b[p]
+    return k1, k2
+
+
+@njit(cache=True, nogil=True)
+def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genbox):
+    """Write every distinct legal play of (d1, d2) from ``board`` at rows ``base..``; returns the count.
+
+    Each row gets the afterstate (seen from the mover), up to four (from, to) steps
+    (25 = bar, 0 = off) and the number of steps. When nothing can be played the
+    single row is the unchanged board with zero steps.
+    """
+    b = board.copy()
+    steps = np.zeros(8, np.int8)
+    outside = 0
+    for p in range(7, 26):
+        if b[p] > 0:
+            outside += b[p]
+    k1, k2 = _keys_of(b)
+    genbox[0] += 1
+    gen = genbox[0]
+    cnt = 0
+    maxd = 0
+    if d1 != d2:
+        hi = max(d1, d2)
+        lo = min(d1, d2)
+        # The larger die is tried first so that a single-die play found with both
+        # dice is kept with the larger one ("else the larger die").
+        for o in range(2):
+            da = hi if o == 0 else lo
+            db = lo if o == 0 else hi
+            for p1 in range(25, 0, -1):
+                t1 = _target(b, p1, da, outside)
+                if t1 < 0:
+                    continue
+                k1a, k2a, out_a, hit1 = _apply(b, p1, t1, k1, k2, outside)
+                steps[0] = p1
+                steps[1] = t1
+                any2 = False
+                for p2 in range(25, 0, -1):
+                    t2 = _target(b, p2, db, out_a)
+                    if t2 < 0:
+                        continue
+                    any2 = True
+                    k1b, k2b, out_b2, hit2 = _apply(b, p2, t2, k1a, k2a, out_a)
+                    steps[2] = p2
+                    steps[3] = t2
+                    if maxd < 2:
+                        maxd = 2
+                        cnt = 0
+                        genbox[0] += 1
+                        gen = genbox[0]
+                    cnt = _record(b, k1b, k2b, steps, 2, 0, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
+                    _undo(b, p2, t2, hit2)
+                if not any2 and maxd <= 1:
+                    maxd = 1
+                    cnt = _record(b, k1a, k2a, steps, 1, da, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
+                _undo(b, p1, t1, hit1)
+        if maxd == 1:
+            # "If either number can be played but not both, the larger one must be played."
+            nhi = 0
+            for i in range(cnt):
+                if out_d[base + i] == hi:
+                    nhi += 1
+            if 0 < nhi < cnt:
+                j = 0
+                for i in range(cnt):
+                    if out_d[base + i] == hi:
+                        if j != i:
+                            out_b[base + j, :] = out_b[base + i, :]
+                            out_s[base + j, :] = out_s[base + i, :]
+                            out_n[base + j] = out_n[base + i]
+                            out_d[base + j] = out_d[base + i]
+                        j += 1
+                cnt = j
+    else:
+        d = d1
+        # Doubles: play as many of the four as possible; sources never increase.
+        for p1 in range(25, 0, -1):
+            t1 = _target(b, p1, d, outside)
+            if t1 < 0:
+                continue
+            k1a, k2a, oa, h1 = _apply(b, p1, t1, k1, k2, outside)
+            steps[0] = p1
+            steps[1] = t1
+            any2 = False
+            for p2 in range(p1, 0, -1):
+                t2 = _target(b, p2, d, oa)
+                if t2 < 0:
+                    continue
+                any2 = True
+                k1b, k2b, ob, h2 = _apply(b, p2, t2, k1a, k2a, oa)
+                steps[2] = p2
+                steps[3] = t2
+                any3 = False
+                for p3 in range(p2, 0, -1):
+                    t3 = _target(b, p3, d, ob)
+                    if t3 < 0:
+                        continue
+                    any3 = True
+                    k1c, k2c, oc, h3 = _apply(b, p3, t3, k1b, k2b, ob)
+                    steps[4] = p3
+                    steps[5] = t3
+                    any4 = False
+                    for p4 in range(p3, 0, -1):
+                        t4 = _target(b, p4, d, oc)
+                        if t4 < 0:
+                            continue
+                        any4 = True
+                        k1d, k2d, od, h4 = _apply(b, p4, t4, k1c, k2c, oc)
+                        steps[6] = p4
+                        steps[7] = t4
+                        if maxd < 4:
+                            maxd = 4
+                            cnt = 0
+                            genbox[0] += 1
+                            gen = genbox[0]
+                        cnt = _record(b, k1d, k2d, steps, 4, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
+                        _undo(b, p4, t4, h4)
+                    if not any4 and maxd <= 3:
+                        if maxd < 3:
+                            maxd = 3
+                            cnt = 0
+                            genbox[0] += 1
+                            gen = genbox[0]
+                        cnt = _record(b, k1c, k2c, steps, 3, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
+                    _undo(b, p3, t3, h3)
+                if not any3 and maxd <= 2:
+                    if maxd < 2:
+                        maxd = 2
+                        cnt = 0
+                        genbox[0] += 1
+                        gen = genbox[0]
+                    cnt = _record(b, k1b, k2b, steps, 2, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
+                _undo(b, p2, t2, h2)
+            if not any2 and maxd <= 1:
+                maxd = 1
+                cnt = _record(b, k1a, k2a, steps, 1, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
+            _undo(b, p1, t1, h1)
+    if cnt == 0:
+        cnt = _record(b, k1, k2, steps, 0, 0, out_b, out_s, out_n, out_d, base, 0, tk1, tk2, tst, gen)
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def gen_batch(boards, dice, tk1, tk2, tst, genbox):
+    """All legal afterstates of B boards with their dice, in one flat array.
+
+    Returns ``(after, steps, nsteps, offsets)``: the plays of board ``i`` are rows
+    ``offsets[i]:offsets[i + 1]``.
+    """
+    n_pos = boards.shape[0]
+    cap = n_pos * 40 + MAX_PER_POSITION
+    out_b = np.empty((cap, 26), np.int8)
+    out_s = np.empty((cap, 8), np.int8)
+    out_n = np.empty(cap, np.int8)
+    out_d = np.empty(cap, np.int8)
+    offsets = np.empty(n_pos + 1, np.int64)
+    total = 0
+    for i in range(n_pos):
+        if total + MAX_PER_POSITION > cap:
+            new_cap = cap * 2
+            nb = np.empty((new_cap, 26), np.int8)
+            ns = np.empty((new_cap, 8), np.int8)
+            nn = np.empty(new_cap, np.int8)
+            nd = np.empty(new_cap, np.int8)
+            nb[:total] = out_b[:total]
+            ns[:total] = out_s[:total]
+            nn[:total] = out_n[:total]
+            nd[:total] = out_d[:total]
+            out_b, out_s, out_n, out_d, cap = nb, ns, nn, nd, new_cap
+        offsets[i] = total
+        total += gen_one(boards[i], dice[i, 0], dice[i, 1], out_b, out_s, out_n, out_d, total, tk1, tk2, tst, genbox)
+    offsets[n_pos] = total
+    return out_b[:total], out_s[:total], out_n[:total], offsets
+
+
+@njit(cache=True, nogil=True)
+def swap_sides_batch(boards):
+    """Each board turned round so that the other side is on roll."""
+    n = boards.shape[0]
+    out = np.empty_like(boards)
+    for i in range(n):
+        for j in range(26):
+            out[i, j] = -boards[i, 25 - j]
+    return out

@@ -1,0 +1,77 @@
+"""Legal moves: the typed API over the numba kernels in ``_movegen_kernels``.
+
+``legal_moves(pos, dice)`` gives every distinct legal play (distinct by
+afterstate) as ``Move`` objects; ``generate_afterstates(boards, dice)`` gives the
+afterstates of a whole batch in one flat array for the trainer.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from bgnet import _movegen_kernels as _k
+from bgnet.notation import Move
+from bgnet.position import Position
+
+_SCRATCH = _k.new_scratch()
+
+
+class InvalidDiceError(ValueError):
+    """Dice that are not two numbers from 1 to 6."""
+
+
+def parse_dice(dice: Sequence[int] | str) -> tuple[int, int]:
+    """Dice as a pair of ints from ``(3, 1)``, ``"31"`` or ``"3-1"``; a clear error otherwise."""
+    if isinstance(dice, str):
+        text = dice.strip().replace("-", "").replace(",", "").replace(" ", "")
+        if len(text) != 2 or not text.isdigit():
+            raise InvalidDiceError(f"dice {dice!r} should be two digits from 1 to 6, like 31 or 3-1")
+        values = [int(c) for c in text]
+    else:
+        try:
+            values = [int(d) for d in dice]
+        except (TypeError, ValueError):
+            raise InvalidDiceError(f"dice {dice!r} should be two numbers from 1 to 6") from None
+        if len(values) != 2:
+            raise InvalidDiceError(f"dice {dice!r} should be two numbers from 1 to 6, got {len(values)}")
+    if not all(1 <= v <= 6 for v in values):
+        raise InvalidDiceError(f"dice {dice!r} should be two numbers from 1 to 6")
+    return values[0], values[1]
+
+
+def generate_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Afterstates of every legal play for B boards (B, 26) int8 and dice (B, 2).
+
+    Returns ``(after, offsets)``: ``after`` is (N, 26) int8, seen from each mover,
+    and the plays of board ``i`` are ``after[offsets[i]:offsets[i + 1]]``.
+    """
+    after, _steps, _n, offsets = generate_plays(boards, dice)
+    return after, offsets
+
+
+def generate_plays(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Like ``generate_afterstates`` but also the steps: ``(after, steps (N, 8), nsteps (N,), offsets)``."""
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    dice = np.ascontiguousarray(dice, dtype=np.int8)
+    if boards.ndim != 2 or boards.shape[1] != 26 or dice.shape != (boards.shape[0], 2):
+        raise ValueError("boards must be (B, 26) and dice (B, 2)")
+    return _k.gen_batch(boards, dice, *_SCRATCH)
+
+
+def legal_moves(pos: Position, dice: Sequence[int] | str) -> list[Move]:
+    """Every distinct legal play of ``dice`` in ``pos``; a single empty move when none exists."""
+    d1, d2 = parse_dice(dice)
+    start = np.array(pos.board, dtype=np.int8)
+    after, steps, nsteps, _off = _k.gen_batch(start.reshape(1, 26), np.array([[d1, d2]], np.int8), *_SCRATCH)
+    hit_rows = (start[1:25] == -1) & (after[:, 1:25] >= 0)
+    hits = (hit_rows.astype(np.int64) << np.arange(1, 25, dtype=np.int64)).sum(axis=1).tolist()
+    rows = after.tolist()
+    step_rows = steps.tolist()
+    counts = nsteps.tolist()
+    trusted = Position._trusted
+    return [
+        Move(tuple((s[2 * k], s[2 * k + 1]) for k in range(n)), trusted(tuple(r)), h)
+        for r, s, n, h in zip(rows, step_rows, counts, hits)
+    ]

@@ -1,0 +1,267 @@
+"""The backgammon position: an immutable value seen from the side on roll.
+
+Layout (shared by every kernel in bgnet): a board is 26 signed int8 slots.
+
+* slots 1..24: point ``p`` in the numbering of the side on roll ("me"), 24 the
+  farthest back, 1 my ace point. A positive count is my checkers, a negative
+  count the opponent's (who sits on his own point ``25 - p``);
+* slot 25 (``BAR``): my checkers on the bar (>= 0);
+* slot 0 (``OPP_BAR``): the opponent's checkers on the bar, stored negative (<= 0);
+* borne-off checkers are not stored: 15 minus the checkers still in play.
+
+``swap_sides`` turns the board round: ``new[i] = -old[25 - i]``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence, TypeAlias
+
+import numpy as np
+
+Point: TypeAlias = int
+
+BAR: Point = 25
+OFF: Point = 0
+OPP_BAR = 0
+NUM_SLOTS = 26
+CHECKERS = 15
+
+_START = [0] * NUM_SLOTS
+for _p, _n in ((24, 2), (13, 5), (8, 3), (6, 5)):
+    _START[_p] = _n
+    _START[25 - _p] = -_n
+
+
+class InvalidPositionError(ValueError):
+    """A position that cannot occur in backgammon."""
+
+
+def _check_board(board: Sequence[int]) -> None:
+    if len(board) != NUM_SLOTS:
+        raise InvalidPositionError(f"a board has {NUM_SLOTS} slots, got {len(board)}")
+    if board[BAR] < 0:
+        raise InvalidPositionError("the side on roll has a negative number of checkers on the bar")
+    if board[OPP_BAR] > 0:
+        raise InvalidPositionError("the opponent's bar slot must hold a count <= 0 (opponent checkers are negative)")
+    mine = sum(n for n in board[1:] if n > 0)
+    theirs = -sum(n for n in board[:25] if n < 0)
+    if mine > CHECKERS:
+        raise InvalidPositionError(f"the side on roll has {mine} checkers; at most {CHECKERS} are allowed")
+    if theirs > CHECKERS:
+        raise InvalidPositionError(f"the opponent has {theirs} checkers; at most {CHECKERS} are allowed")
+
+
+class Position:
+    """An immutable backgammon position seen from the side on roll.
+
+    Build one with ``Position(board)`` (26 signed slots, see the module docstring),
+    ``Position.from_boards`` (gnubg's two 25-int arrays), ``Position.from_position_id``,
+    ``Position.from_xgid`` or ``Position.from_points`` (a short test constructor).
+    """
+
+    __slots__ = ("_board",)
+
+    def __init__(self, board: Iterable[int] = _START) -> None:
+        cells = tuple(int(x) for x in board)
+        _check_board(cells)
+        object.__setattr__(self, "_board", cells)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Position is immutable")
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def start(cls) -> "Position":
+        """The opening position."""
+        return cls(_START)
+
+    @classmethod
+    def _trusted(cls, cells: tuple[int, ...]) -> "Position":
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "_board", cells)
+        return obj
+
+    @classmethod
+    def from_array(cls, board: np.ndarray) -> "Position":
+        """A Position from a 26-slot int array (validated)."""
+        return cls(board.tolist())
+
+    @classmethod
+    def from_points(cls, me: dict[int, int] | None = None, opp: dict[int, int] | None = None) -> "Position":
+        """Short constructor: ``from_points({6: 5, 25: 1}, {6: 2})``.
+
+        Keys are points in each side's own numbering (25 = that side's bar);
+        checkers not placed are borne off.
+        """
+        board = [0] * NUM_SLOTS
+        for p, n in (me or {}).items():
+            if not 1 <= p <= 25:
+                raise InvalidPositionError(f"point {p} is not a point (1..24) or the bar (25)")
+            board[p] += n
+        for p, n in (opp or {}).items():
+            if not 1 <= p <= 25:
+                raise InvalidPositionError(f"point {p} is not a point (1..24) or the bar (25)")
+            if n < 0:
+                raise InvalidPositionError(f"the opponent has a negative count ({n}) on point {p}")
+            slot = 25 - p
+            if board[slot] > 0 and n > 0:
+                raise InvalidPositionError(f"both sides have checkers on point {slot} (the opponent's {p})")
+            board[slot] -= n
+        if any(n < 0 for p, n in (me or {}).items()):
+            raise InvalidPositionError("the side on roll has a negative checker count")
+        return cls(board)
+
+    @classmethod
+    def from_boards(cls, not_on_roll: Sequence[int], on_roll: Sequence[int]) -> "Position":
+        """From gnubg's arrays: each 25 ints, own points 1..24 at index 0..23, bar at 24."""
+        for name, arr in (("opponent's", not_on_roll), ("on-roll", on_roll)):
+            if len(arr) != 25:
+                raise InvalidPositionError(f"the {name} array has {len(arr)} entries; it needs 25")
+            if any(int(n) < 0 for n in arr):
+                raise InvalidPositionError(f"the {name} array has a negative checker count")
+        board = [0] * NUM_SLOTS
+        for i in range(24):
+            mine, theirs = int(on_roll[i]), int(not_on_roll[23 - i])
+            if mine and theirs:
+                raise InvalidPositionError(f"both sides have checkers on point {i + 1}")
+            board[i + 1] = mine - theirs
+        board[BAR] = int(on_roll[24])
+        board[OPP_BAR] = -int(not_on_roll[24])
+        return cls(board)
+
+    @classmethod
+    def from_position_id(cls, position_id: str) -> "Position":
+        """Parse a GNU Backgammon Position ID (14 characters), player on roll as seen by gnubg."""
+        from bgnet.formats import boards_from_position_id
+
+        not_on_roll, on_roll = boards_from_position_id(position_id)
+        return cls.from_boards(not_on_roll, on_roll)
+
+    @classmethod
+    def from_xgid(cls, xgid: str) -> "Position":
+        """The position of an XGID, seen from the player on roll."""
+        from bgnet.formats import parse_xgid
+
+        x = parse_xgid(xgid)
+        return cls.from_boards(x.not_on_roll, x.on_roll)
+
+    @classmethod
+    def parse(cls, text: str) -> "Position":
+        """A Position ID or an XGID (with or without ``XGID=``)."""
+        text = text.strip()
+        if text.upper().startswith("XGID=") or text.count(":") >= 9:
+            return cls.from_xgid(text)
+        if ":" in text:  # gnubg's "PositionID:MatchID"
+            text = text.split(":", 1)[0]
+        return cls.from_position_id(text)
+
+    # -- views ----------------------------------------------------------------
+    @property
+    def board(self) -> tuple[int, ...]:
+        """The 26 signed slots (see the module docstring)."""
+        return self._board
+
+    def array(self) -> np.ndarray:
+        """A fresh int8 copy of the 26 slots."""
+        return np.array(self._board, dtype=np.int8)
+
+    def boards(self) -> tuple[list[int], list[int]]:
+        """gnubg's arrays ``(not_on_roll, on_roll)``, 25 ints each."""
+        b = self._board
+        on_roll = [max(b[i + 1], 0) for i in range(24)] + [b[BAR]]
+        not_on_roll = [max(-b[24 - j], 0) for j in range(24)] + [-b[OPP_BAR]]
+        return not_on_roll, on_roll
+
+    def position_id(self) -> str:
+        """The GNU Backgammon Position ID."""
+        from bgnet.formats import position_id_from_boards
+
+        return position_id_from_boards(self.boards())
+
+    def xgid(self, match: object | None = None) -> str:
+        """An XGID for this position with the side on roll at the bottom (see formats.xgid_from_position)."""
+        from bgnet.formats import xgid_from_position
+
+        return xgid_from_position(self, match)
+
+    @property
+    def bar(self) -> int:
+        """My checkers on the bar."""
+        return self._board[BAR]
+
+    @property
+    def opp_bar(self) -> int:
+        """The opponent's checkers on the bar (a count >= 0)."""
+        return -self._board[OPP_BAR]
+
+    @property
+    def off(self) -> int:
+        """My checkers borne off."""
+        return CHECKERS - sum(n for n in self._board[1:] if n > 0)
+
+    @property
+    def opp_off(self) -> int:
+        """The opponent's checkers borne off."""
+        return CHECKERS + sum(n for n in self._board[:25] if n < 0)
+
+    def pips(self) -> tuple[int, int]:
+        """Pip counts ``(mine, the opponent's)``."""
+        b = self._board
+        mine = sum(p * b[p] for p in range(1, 26) if b[p] > 0)
+        theirs = sum((25 - p) * -b[p] for p in range(0, 25) if b[p] < 0)
+        return mine, theirs
+
+    def swap_sides(self) -> "Position":
+        """The same board seen by the opponent (who is then on roll)."""
+        b = self._board
+        return Position._trusted(tuple(-b[25 - i] for i in range(NUM_SLOTS)))
+
+    def is_race(self) -> bool:
+        """True when no contact remains: every checker of mine is past every opposing checker."""
+        b = self._board
+        if b[BAR] or b[OPP_BAR]:
+            return False
+        my_back = max((p for p in range(1, 25) if b[p] > 0), default=0)
+        opp_back = min((p for p in range(1, 25) if b[p] < 0), default=25)
+        return my_back < opp_back
+
+    def is_game_over(self) -> bool:
+        """True when either side has borne off all 15 checkers."""
+        return self.off == CHECKERS or self.opp_off == CHECKERS
+
+    # -- moves (delegated so that position.py stays at the bottom of the imports)
+    def legal_moves(self, dice: Sequence[int]) -> list:
+        """Every distinct legal play of ``dice`` (see ``bgnet.movegen.legal_moves``)."""
+        from bgnet.movegen import legal_moves
+
+        return legal_moves(self, dice)
+
+    def parse_move(self, text: str, dice: Sequence[int]):
+        """Resolve move text against the legal plays of ``dice`` (see ``bgnet.notation``)."""
+        from bgnet.notation import parse_move
+
+        return parse_move(self, text, dice)
+
+    def format_move(self, move) -> str:
+        """gnubg-style text of a legal move of this position, with hit marks."""
+        from bgnet.notation import format_steps
+
+        return format_steps(self, move.steps)
+
+    # -- dunder ---------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Position) and self._board == other._board
+
+    def __hash__(self) -> int:
+        return hash(self._board)
+
+    def __repr__(self) -> str:
+        return f"Position.from_position_id({self.position_id()!r})"
+
+    def __str__(self) -> str:
+        from bgnet.render import render_board
+
+        return render_board(self)
+
+
+STARTING_POSITION = Position.start()
