@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros
 
 BAR = 25
 MAX_PER_POSITION = 8192  # more distinct plays than any backgammon position has
@@ -46,34 +47,42 @@ def new_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             np.zeros(TABLE_SIZE, np.int64), np.zeros(1, np.int64))
 
 
+# Bits of home-board points above p (p + 1 .. 6), for "a higher die only from the highest point".
+_ABOVE = np.zeros(26, dtype=np.int64)
+for _p in range(0, 7):
+    for _q in range(_p + 1, 7):
+        _ABOVE[_p] |= np.int64(1) << np.int64(_q)
+_OUTSIDE = np.int64(((1 << 26) - 1) ^ ((1 << 7) - 1))  # bits 7..25: checkers not yet home
+_BAR_BIT = np.int64(1) << np.int64(BAR)
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _target(b, p, d, outside):
-    """Landing point of my checker on ``p`` moved ``d`` pips (0 = off), or -1 if illegal."""
-    if b[p] <= 0:
-        return -1
-    if p != BAR and b[BAR] > 0:
-        return -1  # everything on the bar enters first
+def _target(b, p, d, occ):
+    """Landing point (0 = off) of my checker on ``p`` moved ``d`` pips, or -1 if illegal.
+
+    ``occ`` has bit q set where I have checkers; the caller only offers sources
+    that hold a checker and respects "everything on the bar enters first".
+    """
     t = p - d
     if t >= 1:
-        if b[t] < -1:
-            return -1  # two or more opposing checkers: closed
-        return t
-    if outside > 0:
+        return t if b[t] >= -1 else -1  # two or more opposing checkers: closed
+    if occ & _OUTSIDE:
         return -1  # bear off only with all fifteen home
     if t == 0:
         return 0
-    for q in range(p + 1, 7):  # a higher die only from the highest occupied point
-        if b[q] > 0:
-            return -1
+    if occ & _ABOVE[p]:
+        return -1  # a higher die only from the highest occupied point
     return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _apply(b, p, t, k1, k2, outside):
-    """Play p -> t on ``b``; returns the new keys, outside count and whether it hit."""
+def _apply(b, p, t, k1, k2, occ):
+    """Play p -> t on ``b``; returns the new keys, occupancy mask and whether it hit."""
     b[p] -= 1
     k1 -= _UNIT1[p]
     k2 -= _UNIT2[p]
+    if b[p] == 0:
+        occ ^= np.int64(1) << np.int64(p)
     hit = False
     if t >= 1:
         if b[t] == -1:
@@ -85,9 +94,8 @@ def _apply(b, p, t, k1, k2, outside):
             b[t] += 1
         k1 += _UNIT1[t]
         k2 += _UNIT2[t]
-        if p >= 7 and t <= 6:
-            outside -= 1
-    return k1, k2, outside, hit
+        occ |= np.int64(1) << np.int64(t)
+    return k1, k2, occ, hit
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -102,7 +110,21 @@ def _undo(b, p, t, hit):
     b[p] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def _sources(b, occ, limit):
+    """Mask of points I may move from: the bar alone while it holds a checker, else my points <= limit."""
+    if b[BAR] > 0:
+        return _BAR_BIT
+    return occ & ((np.int64(1) << np.int64(limit + 1)) - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _top(m):
+    """Highest set bit of a non-zero mask."""
+    return 63 - leading_zeros(m)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _record(b, k1, k2, steps, nsteps, die, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen):
     """Store the current afterstate unless its key was seen; returns the new count."""
     h = ((k1 * np.int64(-7046029254386353131)) ^ (k2 * np.int64(-4658895280553007687)))
@@ -130,28 +152,27 @@ def _record(b, k1, k2, steps, nsteps, die, out_b, out_s, out_n, out_d, base, cnt
 def _keys_of(b):
     k1 = np.int64(0)
     k2 = np.int64(0)
+    occ = np.int64(0)
     for p in range(1, 26):
         if b[p] > 0:
             k1 += _UNIT1[p] * b[p]
             k2 += _UNIT2[p] * b[p]
-    return k1, k2
+            occ |= np.int64(1) << np.int64(p)
+    return k1, k2, occ
 
 
 @njit(cache=True, nogil=True)
-def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genbox):
+def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genbox, b, steps):
     """Write every distinct legal play of (d1, d2) from ``board`` at rows ``base..``; returns the count.
 
     Each row gets the afterstate (seen from the mover), up to four (from, to) steps
     (25 = bar, 0 = off) and the number of steps. When nothing can be played the
-    single row is the unchanged board with zero steps.
+    single row is the unchanged board with zero steps. ``b`` (26) and ``steps`` (8)
+    are scratch arrays.
     """
-    b = board.copy()
-    steps = np.zeros(8, np.int8)
-    outside = 0
-    for p in range(7, 26):
-        if b[p] > 0:
-            outside += b[p]
-    k1, k2 = _keys_of(b)
+    for i in range(26):
+        b[i] = board[i]
+    k1, k2, occ = _keys_of(b)
     genbox[0] += 1
     gen = genbox[0]
     cnt = 0
@@ -164,20 +185,26 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
         for o in range(2):
             da = hi if o == 0 else lo
             db = lo if o == 0 else hi
-            for p1 in range(25, 0, -1):
-                t1 = _target(b, p1, da, outside)
+            m1 = _sources(b, occ, 25)
+            while m1:
+                p1 = _top(m1)
+                m1 ^= np.int64(1) << np.int64(p1)
+                t1 = _target(b, p1, da, occ)
                 if t1 < 0:
                     continue
-                k1a, k2a, out_a, hit1 = _apply(b, p1, t1, k1, k2, outside)
+                k1a, k2a, occa, hit1 = _apply(b, p1, t1, k1, k2, occ)
                 steps[0] = p1
                 steps[1] = t1
                 any2 = False
-                for p2 in range(25, 0, -1):
-                    t2 = _target(b, p2, db, out_a)
+                m2 = _sources(b, occa, 25)
+                while m2:
+                    p2 = _top(m2)
+                    m2 ^= np.int64(1) << np.int64(p2)
+                    t2 = _target(b, p2, db, occa)
                     if t2 < 0:
                         continue
                     any2 = True
-                    k1b, k2b, out_b2, hit2 = _apply(b, p2, t2, k1a, k2a, out_a)
+                    k1b, k2b, _occb, hit2 = _apply(b, p2, t2, k1a, k2a, occa)
                     steps[2] = p2
                     steps[3] = t2
                     if maxd < 2:
@@ -211,15 +238,21 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
     else:
         d = d1
         # Doubles: play as many of the four as possible; sources never increase.
-        for p1 in range(25, 0, -1):
-            t1 = _target(b, p1, d, outside)
+        m1 = _sources(b, occ, 25)
+        while m1:
+            p1 = _top(m1)
+            m1 ^= np.int64(1) << np.int64(p1)
+            t1 = _target(b, p1, d, occ)
             if t1 < 0:
                 continue
-            k1a, k2a, oa, h1 = _apply(b, p1, t1, k1, k2, outside)
+            k1a, k2a, oa, h1 = _apply(b, p1, t1, k1, k2, occ)
             steps[0] = p1
             steps[1] = t1
             any2 = False
-            for p2 in range(p1, 0, -1):
+            m2 = _sources(b, oa, p1)
+            while m2:
+                p2 = _top(m2)
+                m2 ^= np.int64(1) << np.int64(p2)
                 t2 = _target(b, p2, d, oa)
                 if t2 < 0:
                     continue
@@ -228,7 +261,10 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
                 steps[2] = p2
                 steps[3] = t2
                 any3 = False
-                for p3 in range(p2, 0, -1):
+                m3 = _sources(b, ob, p2)
+                while m3:
+                    p3 = _top(m3)
+                    m3 ^= np.int64(1) << np.int64(p3)
                     t3 = _target(b, p3, d, ob)
                     if t3 < 0:
                         continue
@@ -237,12 +273,15 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
                     steps[4] = p3
                     steps[5] = t3
                     any4 = False
-                    for p4 in range(p3, 0, -1):
+                    m4 = _sources(b, oc, p3)
+                    while m4:
+                        p4 = _top(m4)
+                        m4 ^= np.int64(1) << np.int64(p4)
                         t4 = _target(b, p4, d, oc)
                         if t4 < 0:
                             continue
                         any4 = True
-                        k1d, k2d, od, h4 = _apply(b, p4, t4, k1c, k2c, oc)
+                        k1d, k2d, _od, h4 = _apply(b, p4, t4, k1c, k2c, oc)
                         steps[6] = p4
                         steps[7] = t4
                         if maxd < 4:
@@ -291,6 +330,8 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
     out_n = np.empty(cap, np.int8)
     out_d = np.empty(cap, np.int8)
     offsets = np.empty(n_pos + 1, np.int64)
+    b = np.empty(26, np.int8)
+    steps = np.zeros(8, np.int8)
     total = 0
     for i in range(n_pos):
         if total + MAX_PER_POSITION > cap:
@@ -305,7 +346,7 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
             nd[:total] = out_d[:total]
             out_b, out_s, out_n, out_d, cap = nb, ns, nn, nd, new_cap
         offsets[i] = total
-        total += gen_one(boards[i], dice[i, 0], dice[i, 1], out_b, out_s, out_n, out_d, total, tk1, tk2, tst, genbox)
+        total += gen_one(boards[i], dice[i, 0], dice[i, 1], out_b, out_s, out_n, out_d, total, tk1, tk2, tst, genbox, b, steps)
     offsets[n_pos] = total
     return out_b[:total], out_s[:total], out_n[:total], offsets
 

@@ -22,7 +22,7 @@ CONTACT_EFFICIENCY = 0.68
 """Cube efficiency for contact positions (gnubg's published default)."""
 RACE_EFFICIENCY_MIN, RACE_EFFICIENCY_MAX = 0.60, 0.70
 """Race efficiency bounds: 0.55 + 0.00125 * pips of the side on roll, clamped (gnubg's published defaults)."""
-_MONEY_LADDER_LEVELS = 12
+_MONEY_LADDER_LEVELS = 20
 """Money cube levels followed above the current cube before the cube is treated as dead."""
 
 Segment = tuple[float, float, float, float]

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist, median
-from typing import Sequence
+from typing import Callable, Sequence
 
 DEFAULT_MET_PATH = Path(__file__).with_name("data") / "kazaross_xg2.json"
 
@@ -278,7 +278,8 @@ def _expected_min(win: float, drop: float, lo: float, hi: float) -> float:
     return (win * (t * t - lo * lo) / 2.0 + drop * (hi - t)) / (hi - lo)
 
 
-def _ladder_centred(a: int, b: int, after, outcome) -> float:  # type: ignore[no-untyped-def]
+def _ladder_centred(a: int, b: int, after: Callable[[int, int], float],
+                    outcome: Callable[[int, bool], float]) -> float:
     """Live-cube MWC at p = 1/2 with a centred 1-cube, both players doubling at the other's take point."""
     top = 1
     while top < 2 * max(a, b):

@@ -1,0 +1,200 @@
+"""The PyTorch evaluator and its self-describing checkpoints.
+
+``BgNet`` maps encoded positions to five probabilities for the side on roll. The
+outputs are built so that they stay consistent: win = s(a), win gammon =
+win * s(b), win backgammon = win gammon * s(c), and the same for losses with
+1 - win, so backgammon <= gammon <= win always holds.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from bgnet.encoding import FEATURE_VERSION, NUM_FEATURES, encode
+
+CHECKPOINT_FORMAT = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that is missing, corrupt or does not fit this version of bgnet."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the evaluator network."""
+
+    hidden: tuple[int, ...] = (128,)
+    """Sizes of the hidden layers."""
+    activation: str = "relu"
+    """Hidden activation: "relu", "sigmoid" or "tanh"."""
+    num_features: int = NUM_FEATURES
+    """Input width (from bgnet.encoding)."""
+    feature_version: int = FEATURE_VERSION
+    """Version of the input encoding the net was trained on."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ModelConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise CheckpointError(f"unknown model settings {sorted(unknown)}")
+        data = dict(data)
+        if "hidden" in data:
+            data["hidden"] = tuple(int(h) for h in data["hidden"])
+        return cls(**data)
+
+
+_ACTIVATIONS = {"relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}
+
+
+class BgNet(nn.Module):
+    """Multi-layer perceptron with five consistent sigmoid outputs."""
+
+    def __init__(self, config: ModelConfig = ModelConfig()) -> None:
+        super().__init__()
+        if config.activation not in _ACTIVATIONS:
+            raise ValueError(f"activation {config.activation!r} is not one of {sorted(_ACTIVATIONS)}")
+        self.config = config
+        layers: list[nn.Module] = []
+        width = config.num_features
+        for h in config.hidden:
+            layers += [nn.Linear(width, h), _ACTIVATIONS[config.activation]()]
+            width = h
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(width, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, features) -> (N, 5): win, win gammon, win backgammon, lose gammon, lose backgammon."""
+        s = torch.sigmoid(self.head(self.body(x)))
+        win = s[:, 0]
+        wg = win * s[:, 1]
+        wbg = wg * s[:, 2]
+        lg = (1.0 - win) * s[:, 3]
+        lbg = lg * s[:, 4]
+        return torch.stack((win, wg, wbg, lg, lbg), dim=1)
+
+
+def equities(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+    """Cubeless money equity of each row of five probabilities, for the side they belong to."""
+    return 2.0 * probs[:, 0] - 1.0 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
+
+
+def flip_probs(probs: np.ndarray) -> np.ndarray:
+    """Rows of five probabilities seen by the other side."""
+    out = np.empty_like(probs)
+    out[:, 0] = 1.0 - probs[:, 0]
+    out[:, 1] = probs[:, 3]
+    out[:, 2] = probs[:, 4]
+    out[:, 3] = probs[:, 1]
+    out[:, 4] = probs[:, 2]
+    return out
+
+
+def git_revision() -> str:
+    """The current git commit of the source tree, or "unknown"."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=Path(__file__).resolve().parent).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def save_checkpoint(path: str | os.PathLike[str], net: BgNet, **extra: Any) -> None:
+    """Write ``net`` and ``extra`` metadata atomically (temp file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "model": net.state_dict(),
+        "model_config": {**asdict(net.config), "hidden": list(net.config.hidden)},
+        "git_sha": git_revision(),
+        **extra,
+    }
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(payload, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Load a checkpoint dict safely (``weights_only=True``); one clear sentence when it cannot be used."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        data = path.read_bytes()
+        ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many kinds for a damaged file
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a bgnet checkpoint ({type(exc).__name__})") from None
+    if not isinstance(ckpt, dict) or "model" not in ckpt or "model_config" not in ckpt:
+        raise CheckpointError(f"checkpoint {str(path)!r} is not a bgnet checkpoint (no model or model_config)")
+    if ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"checkpoint {str(path)!r} has format {ckpt.get('format')!r}; this bgnet reads format {CHECKPOINT_FORMAT}")
+    return ckpt
+
+
+def net_from_checkpoint(ckpt: dict[str, Any], source: str = "checkpoint") -> BgNet:
+    """Rebuild the network described by a checkpoint dict."""
+    config = ModelConfig.from_dict(ckpt["model_config"])
+    if config.feature_version != FEATURE_VERSION or config.num_features != NUM_FEATURES:
+        raise CheckpointError(
+            f"{source} was trained on features version {config.feature_version} ({config.num_features} inputs); "
+            f"this bgnet computes version {FEATURE_VERSION} ({NUM_FEATURES} inputs)")
+    net = BgNet(config)
+    try:
+        net.load_state_dict(ckpt["model"])
+    except (RuntimeError, KeyError) as exc:
+        raise CheckpointError(f"{source} weights do not match its model description ({str(exc).splitlines()[0]})") from None
+    net.eval()
+    return net
+
+
+def load_net(path: str | os.PathLike[str]) -> BgNet:
+    """The network stored in a checkpoint file, ready for evaluation on the CPU."""
+    return net_from_checkpoint(read_checkpoint(path), f"checkpoint {str(path)!r}")
+
+
+class NetEvaluator:
+    """Scores positions with a BgNet in batches: probabilities for each side on roll."""
+
+    def __init__(self, net: BgNet, device: str | torch.device = "cpu") -> None:
+        self.net = net.to(device).eval()
+        self.device = torch.device(device)
+
+    @classmethod
+    def from_checkpoint(cls, path: str | os.PathLike[str], device: str = "cpu") -> "NetEvaluator":
+        return cls(load_net(path), device)
+
+    @torch.inference_mode()
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
+        if len(boards) == 0:
+            return np.zeros((0, 5), np.float32)
+        x = torch.from_numpy(encode(boards)).to(self.device)
+        return self.net(x).float().cpu().numpy()
+
+    def evaluate(self, positions: list) -> list:
+        """A Probs for each Position, for its side on roll."""
+        from bgnet.probs import Probs
+
+        boards = np.array([p.board for p in positions], dtype=np.int8).reshape(-1, 26)
+        return [Probs(*map(float, row)) for row in self.probs_of_boards(boards)]

@@ -1,0 +1,240 @@
+"""Cube decisions checked against theory: take points, Crawford, post-Crawford, monotonicity."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from bgnet.cube import InvalidProbsError, cube_decision, cube_efficiency
+from bgnet.match import MatchState
+from bgnet.met import default_met
+from bgnet.position import Position
+from bgnet.probs import Probs
+
+MONEY = MatchState()
+
+
+def gammonless(p: float) -> list[float]:
+    """Five probabilities with no gammons."""
+    return [p, 0.0, 0.0, 0.0, 0.0]
+
+
+# -- money ---------------------------------------------------------------------
+
+def test_dead_cube_money_take_point_is_25_percent() -> None:
+    d = cube_decision(gammonless(0.7), MONEY, efficiency=0.0)
+    assert d.take_point == pytest.approx(0.25, abs=1e-6)
+
+
+def test_fully_live_money_take_point_is_20_percent() -> None:
+    d = cube_decision(gammonless(0.7), MONEY, efficiency=1.0)
+    assert d.take_point == pytest.approx(0.20, abs=1e-6)
+
+
+@pytest.mark.parametrize("x", [0.6, 0.68, 0.7, 0.75])
+def test_usual_efficiencies_give_20_to_22_percent(x: float) -> None:
+    # Janowski: take point (L - 1/2) / (W + L + x/2) with W = L = 1.
+    d = cube_decision(gammonless(0.7), MONEY, efficiency=x)
+    assert d.take_point == pytest.approx(0.5 / (2 + x / 2), abs=1e-6)
+    assert 0.20 <= d.take_point <= 0.22
+
+
+def test_default_efficiency_and_position_dependent_efficiency() -> None:
+    assert 0.20 <= cube_decision(gammonless(0.7), MONEY).take_point <= 0.22
+    race = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 5, 5: 5, 4: 5})
+    assert race.is_race()
+    assert cube_efficiency(race) < cube_efficiency(Position.start())
+    assert 0.6 <= cube_efficiency(race) <= 0.7
+
+
+def test_gammonish_positions_raise_the_take_point() -> None:
+    plain = cube_decision(gammonless(0.7), MONEY).take_point
+    gammonish = cube_decision([0.7, 0.25, 0.02, 0.05, 0.0], MONEY).take_point
+    assert gammonish > plain + 0.03
+
+
+def test_money_cash_is_one_and_equities_scale_to_the_cube() -> None:
+    probs = [0.74, 0.12, 0.01, 0.06, 0.0]
+    d1 = cube_decision(probs, MONEY)
+    d4 = cube_decision(probs, MatchState(cube_value=4, cube_owner="me"))
+    assert d1.equity_double_pass == 1.0 and d4.equity_double_pass == 1.0
+    d4c = cube_decision(probs, MatchState(cube_value=4, cube_owner="me"))
+    assert d4c.equity_double_take == pytest.approx(cube_decision(probs, MatchState(cube_value=2, cube_owner="me")).equity_double_take)
+    assert d1.mwc_no_double is None
+
+
+def test_owning_the_cube_is_worth_something() -> None:
+    probs = [0.55, 0.1, 0.0, 0.08, 0.0]
+    owned = cube_decision(probs, MatchState(cube_value=2, cube_owner="me")).equity_no_double
+    centred = cube_decision(probs, MONEY).equity_no_double
+    theirs = cube_decision(probs, MatchState(cube_value=2, cube_owner="opponent")).equity_no_double
+    assert owned > centred > theirs
+
+
+def test_money_actions_by_strength() -> None:
+    assert cube_decision(gammonless(0.55), MONEY).action == "no double"
+    assert cube_decision(gammonless(0.74), MONEY).action == "double, take"
+    assert cube_decision(gammonless(0.85), MONEY).action == "double, pass"
+    too_good = cube_decision([0.9, 0.6, 0.05, 0.0, 0.0], MONEY)
+    assert too_good.action == "too good" and too_good.proper_cube_action == "Too good to double, pass"
+    assert too_good.equity_no_double > too_good.equity_double_pass
+
+
+def test_redouble_wording() -> None:
+    d = cube_decision(gammonless(0.74), MatchState(cube_value=2, cube_owner="me"))
+    assert d.proper_cube_action == "Redouble, take"
+
+
+def test_no_double_when_the_opponent_owns_the_cube() -> None:
+    d = cube_decision(gammonless(0.9), MatchState(cube_value=2, cube_owner="opponent"))
+    assert d.action == "no double" and d.equity_double_take is None and d.take_point is None
+
+
+def test_jacoby_makes_gammons_worthless_with_a_centred_cube() -> None:
+    probs = [0.6, 0.3, 0.02, 0.05, 0.0]
+    jacoby = cube_decision(probs, MatchState(jacoby=True))
+    plain = cube_decision(probs, MONEY)
+    assert jacoby.cubeless_equity == pytest.approx(2 * 0.6 - 1)
+    assert jacoby.equity_no_double < plain.equity_no_double
+    assert jacoby.equity_double_take == pytest.approx(plain.equity_double_take)   # cube turned: gammons count
+    # Gammonish but not yet a double: Jacoby pushes towards doubling (no "too good").
+    strong = [0.82, 0.55, 0.03, 0.01, 0.0]
+    assert cube_decision(strong, MONEY).action == "too good"
+    assert cube_decision(strong, MatchState(jacoby=True)).action.startswith("double")
+
+
+def test_beaver_is_offered_to_a_doubled_favourite() -> None:
+    d = cube_decision(gammonless(0.35), MatchState(beavers=True))
+    assert d.response == "beaver" and d.action == "no double"
+    assert d.proper_cube_action == "No double, beaver"
+    assert cube_decision(gammonless(0.35), MONEY).response == "take"
+
+
+# -- match -----------------------------------------------------------------------
+
+def _dead_take_point(win_after: float, lose_after: float, cash: float) -> float:
+    """Opponent's take point with a dead cube: the p at which p*win + (1-p)*lose = cash, as his chance."""
+    p_star = (cash - lose_after) / (win_after - lose_after)
+    return 1.0 - p_star
+
+
+def test_take_point_2_away_4_away_by_hand() -> None:
+    met = default_met()
+    state = MatchState(7, 5, 3)                   # me 2-away, opponent 4-away
+    # Pass: I win 1 point and go to the Crawford game at 1-away vs 4-away.
+    # Take: cube 2; my win ends the match, my loss leaves 2-away vs 2-away.
+    hand = _dead_take_point(1.0, met.equity(2, 2), met.equity(1, 4))
+    d0 = cube_decision(gammonless(0.7), state, efficiency=0.0)
+    assert d0.take_point == pytest.approx(hand, abs=1e-6)
+    assert d0.mwc_double_pass == pytest.approx(met.equity(1, 4))
+    # The trailer's recube is live, which lowers his take point once efficiency > 0.
+    assert cube_decision(gammonless(0.7), state).take_point < hand
+
+
+def test_take_point_4_away_2_away_by_hand() -> None:
+    met = default_met()
+    state = MatchState(7, 3, 5)                   # me 4-away, opponent 2-away
+    # Pass: 3-away vs 2-away. Take: cube 2, dead for the taker (it covers his 2 points).
+    hand = _dead_take_point(met.equity(2, 2), 0.0, met.equity(3, 2))
+    for x in (0.0, 0.68, 1.0):                    # a dead cube: efficiency does not matter
+        assert cube_decision(gammonless(0.75), state, efficiency=x).take_point == pytest.approx(hand, abs=1e-6)
+
+
+def test_take_point_3_away_3_away_by_hand() -> None:
+    met = default_met()
+    state = MatchState(5, 2, 2)
+    hand = _dead_take_point(met.equity(1, 3), met.equity(3, 1), met.equity(2, 3))
+    assert cube_decision(gammonless(0.72), state, efficiency=0.0).take_point == pytest.approx(hand, abs=1e-6)
+    assert hand == pytest.approx(1 - (met.equity(2, 3) - met.equity(3, 1)) / (met.equity(1, 3) - met.equity(3, 1)))
+
+
+def test_gammons_after_the_cube_covers_the_match_do_not_count() -> None:
+    # 2-away doubling 4-away: after the take my gammons win nothing extra.
+    state = MatchState(7, 5, 3)
+    a = cube_decision([0.7, 0.0, 0.0, 0.0, 0.0], state, efficiency=0.0)
+    b = cube_decision([0.7, 0.3, 0.05, 0.0, 0.0], state, efficiency=0.0)
+    assert a.mwc_double_take == pytest.approx(b.mwc_double_take)
+    assert b.mwc_no_double > a.mwc_no_double
+
+
+def test_no_double_in_the_crawford_game() -> None:
+    for probs in (gammonless(0.5), gammonless(0.9), [0.8, 0.5, 0.1, 0.0, 0.0]):
+        for state in (MatchState(5, 4, 1, crawford=True), MatchState(5, 1, 4, crawford=True)):
+            d = cube_decision(probs, state)
+            assert d.action == "no double" and d.equity_double_take is None
+    # Cubeless MWC is the cubeful one: no cube in the Crawford game.
+    d = cube_decision([0.6, 0.2, 0.0, 0.1, 0.0], MatchState(5, 1, 4, crawford=True))
+    assert d.mwc_no_double == pytest.approx(d.mwc_cubeless)
+
+
+def test_post_crawford_trailer_doubles_at_once() -> None:
+    for score_me in (0, 1, 2, 3):                 # trailer 5..2-away, leader 1-away
+        state = MatchState(5, score_me, 4)
+        assert state.post_crawford
+        for p in (0.2, 0.35, 0.45):
+            d = cube_decision([p, 0.1 * p, 0.0, 0.1 * (1 - p), 0.0], state)
+            assert d.action.startswith("double"), (score_me, p, d)
+
+
+def test_post_crawford_free_drop_at_2_away() -> None:
+    # Trailer 2-away: the leader passes once the trailer is a favourite (1-away/1-away is 50%).
+    state = MatchState(5, 3, 4)
+    assert cube_decision(gammonless(0.45), state).action == "double, take"
+    d = cube_decision(gammonless(0.55), state)
+    assert d.action == "double, pass" and d.take_point == pytest.approx(0.5, abs=1e-6)
+
+
+def test_post_crawford_leader_never_doubles() -> None:
+    d = cube_decision(gammonless(0.7), MatchState(5, 4, 2))
+    assert d.action in ("no double", "too good")
+
+
+def test_decisions_move_monotonically_with_winning_chances() -> None:
+    order = {"no double": 0, "double, take": 1, "double, pass": 2, "too good": 3}
+    for state in (MONEY, MatchState(7, 0, 0), MatchState(7, 3, 5), MatchState(7, 5, 3), MatchState(9, 2, 2, 2, "me")):
+        last_rank, last_nd, last_dt = -1, -2.0, -9.0
+        for i in range(1, 100):
+            p = i / 100
+            d = cube_decision([p, 0.2 * p, 0.01 * p, 0.15 * (1 - p), 0.005 * (1 - p)], state)
+            assert order[d.action] >= last_rank, (state, p, d.action)
+            assert d.equity_no_double >= last_nd - 1e-12 and d.equity_double_take >= last_dt - 1e-12
+            last_rank, last_nd, last_dt = order[d.action], d.equity_no_double, d.equity_double_take
+
+
+def test_match_equities_are_normalised_like_gnubg() -> None:
+    met = default_met()
+    d = cube_decision([0.6, 0.1, 0.0, 0.05, 0.0], MatchState(7, 2, 2))
+    win, lose = met.equity(4, 5), met.equity(5, 4)
+    assert d.mwc_double_pass == pytest.approx(win) and d.equity_double_pass == pytest.approx(1.0)
+    assert d.equity_no_double == pytest.approx(2 * (d.mwc_no_double - lose) / (win - lose) - 1)
+
+
+def test_output_forms() -> None:
+    d = cube_decision(Probs(0.72, 0.2, 0.01, 0.1, 0.01), MatchState(7, 2, 4))
+    data = json.loads(json.dumps(d.to_dict()))
+    assert data["action"] == d.action and data["probs"]["win"] == 0.72 and data["state"]["match_length"] == 7
+    text = d.format()
+    for words in ("Cubeless equity", "Cubeful equities", "No double", "Double, take", "Double, pass",
+                  "Proper cube action: " + d.proper_cube_action):
+        assert words in text
+
+
+def test_bad_probabilities_are_rejected() -> None:
+    for bad in ([0.5, 0.6, 0.0, 0.0, 0.0], [1.2, 0, 0, 0, 0], [0.5, 0.1, 0.2, 0, 0], [0.5] * 4,
+                [0.9, 0.0, 0.0, 0.2, 0.0], [float("nan")] * 5):
+        with pytest.raises(InvalidProbsError):
+            cube_decision(bad, MONEY)
+    with pytest.raises(ValueError):
+        cube_decision(gammonless(0.5), MONEY, efficiency=1.5)
+
+
+def test_decision_is_fast() -> None:
+    probs, state = [0.7, 0.2, 0.01, 0.1, 0.01], MatchState(11, 3, 6, 2, "me")
+    cube_decision(probs, state)
+    n = 200
+    start = time.perf_counter()
+    for _ in range(n):
+        cube_decision(probs, state)
+    assert (time.perf_counter() - start) / n < 1e-3

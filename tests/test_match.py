@@ -1,0 +1,129 @@
+"""MatchState: validation, derived flags, and reading Match IDs and XGIDs from the shared vectors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bgnet.match import InvalidMatchStateError, MatchState
+
+VECTORS = Path(__file__).resolve().parents[2] / "shared" / "format_vectors.json"
+
+
+def _vectors(section: str) -> list[dict]:
+    if not VECTORS.exists():
+        pytest.skip("shared format vectors not available")
+    return json.loads(VECTORS.read_text())[section]
+
+
+def test_defaults_are_money_with_centred_cube() -> None:
+    s = MatchState()
+    assert s.is_money and s.cube_value == 1 and s.cube_owner == "centred"
+    assert s.may_double and not s.post_crawford and not s.crawford_done
+
+
+def test_away_and_post_crawford() -> None:
+    s = MatchState(7, 6, 3, 2, "opponent")
+    assert (s.away_me, s.away_opp) == (1, 4)
+    assert s.post_crawford and s.crawford_done and not s.may_double
+    assert not MatchState(7, 6, 3, crawford=True).post_crawford
+    assert MatchState(7, 6, 3, crawford=True).crawford_done
+    assert not MatchState(7, 4, 3).post_crawford
+    assert MatchState(7, 6, 6).post_crawford          # double match point is after the Crawford game
+    assert not MatchState(1).post_crawford             # a 1-point match never had a Crawford game
+
+
+def test_swap_sides_round_trips() -> None:
+    s = MatchState(9, 2, 5, 4, "me")
+    t = s.swap_sides()
+    assert (t.score_me, t.score_opp, t.cube_owner) == (5, 2, "opponent")
+    assert t.swap_sides() == s
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(match_length=7, score_me=7), "already ended"),
+    (dict(match_length=5, score_opp=6), "already ended"),
+    (dict(cube_value=3, cube_owner="me"), "power of two"),
+    (dict(cube_value=0), "power of two"),
+    (dict(cube_value=-2, cube_owner="me"), "negative"),
+    (dict(score_me=-1), "negative"),
+    (dict(match_length=-3), "negative"),
+    (dict(cube_value=2, cube_owner="centred"), "owned"),
+    (dict(cube_value=1, cube_owner="me"), "centred"),
+    (dict(cube_owner="nobody"), "cube_owner"),
+    (dict(match_length=5, score_me=4, crawford=True, cube_value=2, cube_owner="me"), "Crawford"),
+    (dict(match_length=5, score_me=2, crawford=True), "1-away"),
+    (dict(match_length=5, score_me=4, score_opp=4, crawford=True), "1-away"),
+    (dict(crawford=True), "match play"),
+    (dict(match_length=5, jacoby=True), "money play"),
+    (dict(match_length=5, beavers=True), "money play"),
+    (dict(raccoons=True), "beavers"),
+    (dict(match_length=2.0), "int"),
+])
+def test_impossible_states_are_rejected(kwargs: dict, words: str) -> None:
+    with pytest.raises(InvalidMatchStateError, match=words):
+        MatchState(**kwargs)
+
+
+def test_error_is_a_value_error() -> None:
+    assert issubclass(InvalidMatchStateError, ValueError)
+
+
+def test_away_is_undefined_in_money_play() -> None:
+    with pytest.raises(InvalidMatchStateError):
+        MatchState().away_me
+
+
+def test_from_match_id_matches_decoded_vector_fields() -> None:
+    pytest.importorskip("bgnet.formats")
+    for v in _vectors("match_ids"):
+        f = v["fields"]
+        me = f.get("dice_owner_player_on_roll", f.get("dice_owner"))
+        length = f["match_length"]
+        scores = (f.get("score_player0", f.get("score0")), f.get("score_player1", f.get("score1")))
+        cube = f.get("cube_value", 2 ** f.get("cube_log2", 0))
+        owner_raw = f["cube_owner"]
+        s = MatchState.from_match_id(v["match_id"])
+        assert (s.match_length, s.score_me, s.score_opp, s.cube_value) == (length, scores[me], scores[1 - me], cube), v["match_id"]
+        expected_owner = "centred" if owner_raw in ("centered", 3) else ("me" if owner_raw == me else "opponent")
+        assert s.cube_owner == expected_owner, v["match_id"]
+        assert s.crawford == bool(f.get("crawford_game", f.get("crawford"))), v["match_id"]
+        no_jacoby = f.get("bit66_jacoby_not_in_use", f.get("no_jacoby"))
+        assert s.jacoby == (length == 0 and not no_jacoby), v["match_id"]
+        assert not s.beavers
+
+
+def test_from_match_id_manual_example_is_seen_by_the_roller() -> None:
+    pytest.importorskip("bgnet.formats")
+    # 9-point match, player 0 has 2 and owns a 2-cube, player 1 (4 points) has rolled.
+    s = MatchState.from_match_id("QYkqASAAIAAE")
+    assert s == MatchState(9, 4, 2, 2, "opponent")
+    assert MatchState.from_match_id("QYkqASAAIAAA") == s          # old form without bit 66
+    assert MatchState.from_match_id("MAEAAAAAAAAA", beavers=True).beavers
+
+
+def test_from_xgid_matches_vectors() -> None:
+    pytest.importorskip("bgnet.formats")
+    for v in _vectors("xgids"):
+        fields = v["xgid"].split("=", 1)[-1].split(":")
+        cube_log2, cube_pos, turn = int(fields[1]), int(fields[2]), int(fields[3])
+        score_bottom, score_top, rules, length = int(fields[5]), int(fields[6]), int(fields[7]), int(fields[8])
+        s = MatchState.from_xgid(v["xgid"])
+        assert v["player_on_roll"] == ("bottom" if turn == 1 else "top")
+        mine, theirs = (score_bottom, score_top) if turn == 1 else (score_top, score_bottom)
+        assert (s.match_length, s.score_me, s.score_opp, s.cube_value) == (length, mine, theirs, 2 ** cube_log2)
+        assert s.cube_owner == ("centred" if cube_pos == 0 else "me" if cube_pos == turn else "opponent")
+        if length:
+            assert s.crawford == bool(rules & 1) and not s.jacoby and not s.beavers
+        else:
+            assert (s.jacoby, s.beavers) == (bool(rules & 1), bool(rules & 2))
+
+
+def test_from_xgid_top_on_roll_owning_cube() -> None:
+    pytest.importorskip("bgnet.formats")
+    s = MatchState.from_xgid("XGID=-EA--------------------bh-:2:-1:-1:00:0:0:0:0:10")
+    assert s == MatchState(0, 0, 0, 4, "me")
+    c = MatchState.from_xgid("XGID=aFAC--a-----a-a----cbbbbAA:0:0:1:33:4:1:1:5:8")
+    assert c == MatchState(5, 4, 1, crawford=True)

@@ -1,0 +1,147 @@
+"""Training configuration: a dataclass read from TOML and overridden with ``--key=value``."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, get_type_hints
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(ValueError):
+    """A config file or override that cannot be used."""
+
+
+@dataclass
+class TrainConfig:
+    """Everything a self-play training run needs; one field per knob."""
+
+    run_name: str = "bgnet"
+    """Name of the run; checkpoints go to runs/<run_name>/ unless --out says otherwise."""
+    seed: int = 1
+    """Seed for the dice, exploration and weight initialisation."""
+    device: str = "cpu"
+    """Torch device: "cpu" or "cuda"."""
+    games: int = 10_000
+    """Total self-play games to train on (the run stops there)."""
+    batch_games: int = 256
+    """Games played at once (the self-play batch)."""
+    hidden: list[int] = field(default_factory=lambda: [128])
+    """Hidden layer sizes of the evaluator."""
+    activation: str = "relu"
+    """Hidden activation: relu, sigmoid or tanh."""
+    lam: float = 0.7
+    """TD(lambda) trace decay for the forward-view lambda-returns."""
+    lr: float = 1e-3
+    """Adam learning rate at the start."""
+    lr_final: float = 1e-4
+    """Learning rate reached at the end of the run (cosine decay); equal to lr for a constant rate."""
+    train_batch: int = 8192
+    """Positions gathered from finished games before each learning phase."""
+    minibatch: int = 256
+    """Positions per gradient step."""
+    epochs: int = 1
+    """Passes over each gathered batch of positions."""
+    exploration: float = 0.0
+    """Chance of a random play instead of the best one during self-play."""
+    threads: int = 1
+    """Torch CPU threads (0 = torch's default; 1 avoids thread contention with the numba kernels)."""
+    eval_every: int = 5_000
+    """Games between evaluations against pubeval (0 = never)."""
+    eval_pairs: int = 500
+    """Paired dice streams per evaluation (2 games each)."""
+    checkpoint_every: int = 5_000
+    """Games between checkpoints."""
+    log_every: int = 1_000
+    """Games between TensorBoard scalar logs."""
+    max_plies: int = 600
+    """Plies after which a game is abandoned (it does not train)."""
+
+
+def _coerce(name: str, value: Any, kind: Any) -> Any:
+    origin = getattr(kind, "__origin__", None)
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ConfigError(f"setting {name!r} must be true or false, not {value!r}")
+    if kind is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"setting {name!r} must be an integer, not {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.replace("_", ""))
+            except ValueError:
+                pass
+        raise ConfigError(f"setting {name!r} must be an integer, not {value!r}")
+    if kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"setting {name!r} must be a number, not {value!r}")
+    if kind is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"setting {name!r} must be a string, not {value!r}")
+    if origin is list:
+        if isinstance(value, str):
+            value = [v for v in value.replace("[", "").replace("]", "").split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ConfigError(f"setting {name!r} must be a list of integers, not {value!r}")
+        return [_coerce(name, v, int) for v in value]
+    raise ConfigError(f"setting {name!r} has an unsupported type")
+
+
+def build_config(path: str | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    """A TrainConfig from a TOML file and ``overrides``; unknown keys and wrong types are refused."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {path!r} does not exist")
+        try:
+            values.update(tomllib.loads(p.read_text()))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path!r} is not valid TOML ({exc})") from None
+    values.update(overrides or {})
+    hints = get_type_hints(TrainConfig)
+    known = {f.name for f in fields(TrainConfig)}
+    for key in values:
+        if key not in known:
+            raise ConfigError(f"unknown config key {key!r}; known keys are {', '.join(sorted(known))}")
+    cfg = TrainConfig(**{k: _coerce(k, v, hints[k]) for k, v in values.items()})
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: TrainConfig) -> None:
+    """Refuse settings that cannot work, with one sentence."""
+    checks = [
+        (cfg.games > 0, "games must be positive"),
+        (cfg.batch_games > 0, "batch_games must be positive"),
+        (0.0 <= cfg.lam <= 1.0, "lam must be between 0 and 1"),
+        (cfg.lr > 0 and cfg.lr_final > 0, "lr and lr_final must be positive"),
+        (cfg.minibatch > 0 and cfg.train_batch >= cfg.minibatch, "train_batch must be at least minibatch, both positive"),
+        (cfg.epochs > 0, "epochs must be positive"),
+        (0.0 <= cfg.exploration <= 1.0, "exploration must be between 0 and 1"),
+        (all(h > 0 for h in cfg.hidden), "hidden sizes must be positive"),
+        (cfg.activation in ("relu", "sigmoid", "tanh"), "activation must be relu, sigmoid or tanh"),
+        (cfg.device in ("cpu", "cuda") or cfg.device.startswith("cuda:"), "device must be cpu or cuda"),
+        (cfg.eval_every >= 0 and cfg.checkpoint_every > 0 and cfg.log_every > 0, "eval_every, checkpoint_every and log_every must be positive (eval_every may be 0)"),
+        (cfg.max_plies >= 50, "max_plies must be at least 50"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(message)
