@@ -30,8 +30,8 @@ def terminal_codes(boards):
             if theirs < 15:
                 out[i] = 1
             else:
-                bg = b[0] < 0
-                for p in range(19, 25):
+                bg = b[0] < 0  # the loser (opponent) on the bar or in my home board
+                for p in range(1, 7):
                     if b[p] < 0:
                         bg = True
                 out[i] = 3 if bg else 2
@@ -39,8 +39,8 @@ def terminal_codes(boards):
             if mine < 15:
                 out[i] = -1
             else:
-                bg = b[25] > 0
-                for p in range(1, 7):
+                bg = b[25] > 0  # I lost: on the bar or in the opponent's home board
+                for p in range(19, 25):
                     if b[p] > 0:
                         bg = True
                 out[i] = -3 if bg else -2

@@ -109,9 +109,24 @@ def git_revision() -> str:
         return "unknown"
 
 
+def _tensors(obj: Any) -> Any:
+    """``obj`` with numpy arrays turned into tensors, so that ``weights_only`` loading accepts it."""
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj))
+    if isinstance(obj, dict):
+        return {k: _tensors(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_tensors(v) for v in obj)
+    return obj
+
+
 def save_checkpoint(path: str | os.PathLike[str], net: BgNet, **extra: Any) -> None:
-    """Write ``net`` and ``extra`` metadata atomically (temp file in the same folder, then rename)."""
+    """Write ``net`` and ``extra`` metadata atomically (temp file in the same folder, then rename).
+
+    numpy arrays in ``extra`` are stored as tensors (read them back with ``np.asarray``).
+    """
     path = Path(path)
+    extra = _tensors(extra)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "format": CHECKPOINT_FORMAT,

@@ -1,0 +1,7 @@
+"""``python -m bgnet``: the ``bgnet`` command line."""
+
+import sys
+
+from bgnet.cli import main
+
+sys.exit(main())
