@@ -30,12 +30,12 @@ class Agent(Protocol):
 
     name: str
 
-    def choose_move(self, pos: Position, dice: Sequence[int]) -> Move:
-        """The play for ``dice`` (the empty move when none is legal)."""
+    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
+        """The play for ``dice`` (the empty move when none is legal); ``state`` makes it match-aware."""
         ...
 
-    def evaluate(self, pos: Position) -> Probs:
-        """Cubeless chances for the side on roll."""
+    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
+        """Cubeless chances for the side on roll (``state`` steers the plays inside a search)."""
         ...
 
     def offers_double(self, pos: Position, state: MatchState) -> bool:
@@ -54,18 +54,21 @@ class Agent(Protocol):
 class _CubeByProbs:
     """Cube actions from the agent's own probabilities through ``bgnet.cube``."""
 
-    def evaluate(self, pos: Position) -> Probs:  # pragma: no cover - overridden
+    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:  # pragma: no cover - overridden
         raise NotImplementedError
 
     def offers_double(self, pos: Position, state: MatchState) -> bool:
         from bgnet.cube import cube_decision
 
-        return cube_decision(self.evaluate(pos), state, pos).action.startswith("double")
+        if not state.may_double:
+            return False
+        return cube_decision(self.evaluate(pos, state), state, pos).action.startswith("double")
 
     def cube_response(self, pos: Position, state: MatchState) -> str:
         from bgnet.cube import cube_decision
 
-        return cube_decision(self.evaluate(pos), state, pos).response
+        response = cube_decision(self.evaluate(pos, state), state, pos).response
+        return response or "take"
 
 
 class NeuralAgent(_CubeByProbs):
@@ -83,15 +86,15 @@ class NeuralAgent(_CubeByProbs):
         """0-ply probabilities (N, 5) for boards, each for its side on roll."""
         return self.evaluator.probs_of_boards(boards)
 
-    def choose_move(self, pos: Position, dice: Sequence[int]) -> Move:
+    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
         from bgnet.search import best_move
 
-        return best_move(self.probs_fn, pos, parse_dice(dice), self.ply)
+        return best_move(self.probs_fn, pos, parse_dice(dice), self.ply, state=state)
 
-    def evaluate(self, pos: Position) -> Probs:
+    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
         from bgnet.search import evaluate_position
 
-        return evaluate_position(self.probs_fn, pos, self.ply)
+        return evaluate_position(self.probs_fn, pos, self.ply, state=state)
 
     def batch_scorer(self):
         if self.ply != 0:
@@ -106,14 +109,14 @@ class PubevalAgent:
 
     name = "pubeval"
 
-    def choose_move(self, pos: Position, dice: Sequence[int]) -> Move:
+    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
         from bgnet.pubeval import pubeval_scores
 
         moves = legal_moves(pos, dice)
         after = np.array([m.after.board for m in moves], np.int8)
         return moves[int(np.argmax(pubeval_scores(after, race=pos.is_race())))]
 
-    def evaluate(self, pos: Position) -> Probs:
+    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
         raise NotImplementedError("pubeval scores plays but gives no probabilities")
 
     def offers_double(self, pos: Position, state: MatchState) -> bool:
@@ -137,11 +140,11 @@ class RandomAgent:
         self.rng = np.random.default_rng(seed)
         self.seed = seed
 
-    def choose_move(self, pos: Position, dice: Sequence[int]) -> Move:
+    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
         moves = legal_moves(pos, dice)
         return moves[int(self.rng.integers(len(moves)))]
 
-    def evaluate(self, pos: Position) -> Probs:
+    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
         return Probs(0.5, 0.0, 0.0, 0.0, 0.0)
 
     def offers_double(self, pos: Position, state: MatchState) -> bool:
@@ -168,7 +171,8 @@ class GnubgAgent(_CubeByProbs):
         self.ply = ply
         self.name = f"gnubg@{ply}"
 
-    def choose_move(self, pos: Position, dice: Sequence[int]) -> Move:
+    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
+        """gnubg's own cubeless choice (``state`` is not passed on: gnubg-nn ranks plays cubeless)."""
         d1, d2 = parse_dice(dice)
         moves = legal_moves(pos, (d1, d2))
         if moves[0].is_empty:
@@ -196,7 +200,7 @@ class GnubgAgent(_CubeByProbs):
         gk.apply_terminal(codes, out)
         return out
 
-    def evaluate(self, pos: Position) -> Probs:
+    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
         return Probs(*map(float, self.probs_fn(np.array([pos.board], np.int8))[0]))
 
     def batch_scorer(self):

@@ -136,7 +136,10 @@ def save_checkpoint(path: str | os.PathLike[str], net: BgNet, **extra: Any) -> N
         **extra,
     }
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:
             torch.save(payload, fh)
             fh.flush()

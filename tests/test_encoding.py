@@ -1,0 +1,72 @@
+"""Input features: each family checked on hand-made positions."""
+
+import numpy as np
+
+from bgnet.encoding import NUM_FEATURES, RAW_PER_SIDE, encode, race_flags
+from bgnet.position import Position
+
+START = Position.start()
+RAW = 2 * RAW_PER_SIDE
+
+
+def feats(pos: Position) -> np.ndarray:
+    return encode(np.array([pos.board], np.int8))[0]
+
+
+def test_shape_and_dtype():
+    x = encode(np.array([START.board] * 3, np.int8))
+    assert x.shape == (3, NUM_FEATURES) and x.dtype == np.float32
+
+
+def test_raw_units_for_point_counts():
+    # me: 1 on my 1-point, 2 on 2, 3 on 3, 6 on 4; opponent: 15 on his 6-point
+    pos = Position.from_points({1: 1, 2: 2, 3: 3, 4: 6, 25: 3}, {6: 15})
+    x = feats(pos)
+    assert list(x[0:4]) == [1, 0, 0, 0]
+    assert list(x[4:8]) == [0, 1, 0, 0]
+    assert list(x[8:12]) == [0, 0, 1, 0]
+    assert list(x[12:16]) == [0, 0, 1, 1.5]
+    assert x[96] == 1.5  # three on the bar, / 2
+    assert x[97] == 0.0  # none off
+    opp = x[RAW_PER_SIDE:RAW]
+    assert list(opp[20:24]) == [0, 0, 1, 6.0]  # his 6-point in his own numbering
+    assert opp[97] == 0.0
+
+
+def test_borne_off_scaled():
+    pos = Position.from_points({1: 3}, {1: 5})
+    x = feats(pos)
+    assert np.isclose(x[97], 12 / 15) and np.isclose(x[RAW_PER_SIDE + 97], 10 / 15)
+
+
+def test_race_flag_and_pips():
+    x = feats(START)
+    assert x[RAW] == 0.0
+    assert np.isclose(x[RAW + 1], 1.67) and np.isclose(x[RAW + 2], 1.67) and x[RAW + 3] == 0.0
+    race = Position.from_points({6: 5, 5: 5}, {6: 5, 3: 5})
+    xr = feats(race)
+    assert xr[RAW] == 1.0
+    assert np.isclose(xr[RAW + 1], (30 + 25) / 100) and np.isclose(xr[RAW + 2], (30 + 15) / 100)
+    assert race_flags(np.array([START.board, race.board], np.int8)).tolist() == [False, True]
+
+
+def test_structure_features():
+    # me: points 4..9 made (a full prime), a blot on 24; opponent: 2 on his 24 and 13 on his 3-point
+    pos = Position.from_points({4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 24: 1}, {24: 2, 3: 13})
+    x = feats(pos)[RAW + 4:]
+    home, prime, blots, back, outfield, stripped, blocked = x[:7]
+    assert np.isclose(home, 3 / 6) and np.isclose(prime, 1.0) and np.isclose(blots, 1 / 5)
+    assert np.isclose(back, 1 / 5) and np.isclose(outfield, 6 / 5) and stripped == 0.0
+    # my rearmost checker on 24 lands on 23..18; his 3-point is my 22: one of six closed
+    assert np.isclose(blocked, 1 / 6)
+    opp = x[7:]
+    # his rearmost (his 24 = my 1) faces my points 4..9 = his 21..16: landing 23..18 -> his 21, 20, 19, 18 closed
+    assert np.isclose(opp[6], 4 / 6)
+    assert np.isclose(opp[5], 1 / 6)  # 13 checkers on one point: one stripped point
+
+
+def test_swapped_board_swaps_families():
+    pos = Position.from_points({6: 4, 8: 3, 13: 5, 24: 2, 25: 1}, {6: 5, 8: 3, 13: 5, 24: 2})
+    x, y = feats(pos), feats(pos.swap_sides())
+    assert np.array_equal(x[:RAW_PER_SIDE], y[RAW_PER_SIDE:RAW])
+    assert np.array_equal(x[RAW + 4:RAW + 11], y[RAW + 11:RAW + 18])

@@ -1,0 +1,72 @@
+"""Vectorised self-play: legal games, the opening roll, finished games restart, reproducibility."""
+
+import numpy as np
+
+from bgnet import _game_kernels as gk
+from bgnet.movegen import legal_moves
+from bgnet.position import Position
+from bgnet.selfplay import START_BOARD, SelfPlay, roll_dice
+
+
+def random_probs(boards):
+    rng = np.random.default_rng(len(boards))
+    p = rng.random((len(boards), 5)).astype(np.float32)
+    p[:, 1:] *= 0.1
+    return p
+
+
+def test_opening_rolls_are_never_doubles():
+    rng = np.random.default_rng(0)
+    dice = roll_dice(rng, 5000, np.ones(5000, bool))
+    assert np.all(dice[:, 0] != dice[:, 1]) and dice.min() >= 1 and dice.max() <= 6
+    pairs = {tuple(d) for d in dice.tolist()}
+    assert len(pairs) == 30  # every non-double roll occurs
+
+
+def test_every_step_is_a_legal_play_and_games_finish():
+    play = SelfPlay(32, seed=3)
+    finished = []
+    for _ in range(400):
+        before = play.boards.copy()
+        dice_state = play.rng.bit_generator.state
+        done = play.step(random_probs)
+        finished += done
+        # replay the dice to check each game's new position came from a legal play
+        rng = np.random.default_rng()
+        rng.bit_generator.state = dice_state
+        plies_before = np.array([0 if np.array_equal(b, START_BOARD) else 1 for b in before])
+        dice = roll_dice(rng, 32, plies_before == 0)
+        for g in range(4):
+            pos = Position(before[g].tolist())
+            nxt = play.boards[g]
+            if np.array_equal(nxt, START_BOARD):
+                continue  # restarted (or a new game)
+            afters = {m.after.swap_sides().board for m in legal_moves(pos, tuple(dice[g]))}
+            assert tuple(nxt.tolist()) in afters
+    assert len(finished) > 20
+    for t in finished:
+        assert t.result in (1, 2, 3)
+        assert len(t.boards) == len(t.values) > 0
+        assert np.all(gk.terminal_codes(t.boards) == 0)
+        for b in t.boards[:: max(1, len(t.boards) // 5)]:
+            Position(b.tolist())  # 15 checkers a side at most, no shared points
+
+
+def test_same_seed_same_games():
+    a, b = SelfPlay(16, seed=5), SelfPlay(16, seed=5)
+    for _ in range(50):
+        a.step(random_probs)
+        b.step(random_probs)
+    assert np.array_equal(a.boards, b.boards)
+
+
+def test_state_dict_resume_continues_identically():
+    a = SelfPlay(8, seed=9)
+    for _ in range(30):
+        a.step(random_probs)
+    b = SelfPlay(8, seed=0)
+    b.load_state_dict(a.state_dict())
+    for _ in range(60):
+        ra, rb = a.step(random_probs), b.step(random_probs)
+        assert [t.result for t in ra] == [t.result for t in rb]
+    assert np.array_equal(a.boards, b.boards)

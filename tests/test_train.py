@@ -1,0 +1,69 @@
+"""The trainer CLI: a smoke run, exact resume, and refusal of bad configs."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bgnet.model import read_checkpoint
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ["--games=120", "--batch_games=16", "--hidden=[8]", "--train_batch=512", "--minibatch=64",
+        "--eval_every=0", "--checkpoint_every=60", "--log_every=30", "--no-progress"]
+
+
+def run_train(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "train", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_smoke_run_writes_checkpoints_and_logs(tmp_path):
+    out = tmp_path / "run"
+    r = run_train("--config", "configs/quick.toml", *TINY, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "finished at 120 games" in r.stdout
+    assert (out / "last.pt").is_file() and list(out.glob("games_*.pt"))
+    assert list(out.glob("events.out.tfevents.*"))
+    ckpt = read_checkpoint(out / "last.pt")
+    assert ckpt["games"] == 120 and ckpt["config"]["hidden"] == [8]
+    for key in ("optimizer", "selfplay", "rng_state", "git_sha", "model_config"):
+        assert key in ckpt
+
+
+def test_resume_gives_the_same_run_as_no_interruption(tmp_path):
+    straight, broken = tmp_path / "a", tmp_path / "b"
+    assert run_train("--config", "configs/quick.toml", *TINY, "--out", str(straight)).returncode == 0
+    r = run_train("--config", "configs/quick.toml", *TINY, "--out", str(broken), "--stop-after=50")
+    assert r.returncode == 0 and "stopped at" in r.stdout
+    part = read_checkpoint(broken / "last.pt")
+    assert 50 <= part["games"] < 120
+    r = run_train("--resume", str(broken / "last.pt"), "--out", str(broken), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    a, b = read_checkpoint(straight / "last.pt"), read_checkpoint(broken / "last.pt")
+    assert a["games"] == b["games"] == 120
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k
+    assert np.array_equal(np.asarray(a["selfplay"]["boards"]), np.asarray(b["selfplay"]["boards"]))
+
+
+def test_bad_config_is_refused_with_one_sentence(tmp_path):
+    for args, fragment in [
+        (["--bogus_key=3"], "unknown config key 'bogus_key'"),
+        (["--games=many"], "must be an integer"),
+        (["--lam=2"], "lam must be between 0 and 1"),
+        (["--hidden=[a]"], "must be an integer"),
+    ]:
+        r = run_train("--config", "configs/quick.toml", *args, "--out", str(tmp_path / "x"))
+        assert r.returncode == 2, (args, r.stderr)
+        assert fragment in r.stderr and "Traceback" not in r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("games = [\n")
+    r = run_train("--config", str(bad))
+    assert r.returncode == 2 and "not valid TOML" in r.stderr
+    r = run_train("--config", "nope.toml")
+    assert r.returncode == 2 and "does not exist" in r.stderr
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"junk")
+    r = run_train("--resume", str(junk))
+    assert r.returncode == 2 and "corrupt" in r.stderr and "Traceback" not in r.stderr
