@@ -126,6 +126,7 @@ def _top(m):
 
 @njit(cache=True, nogil=True, inline="always")
 def _record(b, k1, k2, steps, nsteps, die, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen):
+    # out_d holds the die of a single-die play in its low 3 bits and the hit mask (bit p: hit on point p) above
     """Store the current afterstate unless its key was seen; returns the new count."""
     h = ((k1 * np.int64(-7046029254386353131)) ^ (k2 * np.int64(-4658895280553007687)))
     h = (h >> np.int64(40)) & TABLE_MASK
@@ -144,7 +145,7 @@ def _record(b, k1, k2, steps, nsteps, die, out_b, out_s, out_n, out_d, base, cnt
     for i in range(8):
         out_s[row, i] = steps[i] if i < 2 * nsteps else 0
     out_n[row] = nsteps
-    out_d[row] = die
+    out_d[row] = die | (((k2 >> np.int64(39)) & np.int64(0x1FFFFFE)) << np.int64(3))
     return cnt + 1
 
 
@@ -222,12 +223,12 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
             # "If either number can be played but not both, the larger one must be played."
             nhi = 0
             for i in range(cnt):
-                if out_d[base + i] == hi:
+                if (out_d[base + i] & 7) == hi:
                     nhi += 1
             if 0 < nhi < cnt:
                 j = 0
                 for i in range(cnt):
-                    if out_d[base + i] == hi:
+                    if (out_d[base + i] & 7) == hi:
                         if j != i:
                             out_b[base + j, :] = out_b[base + i, :]
                             out_s[base + j, :] = out_s[base + i, :]
@@ -328,7 +329,7 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
     out_b = np.empty((cap, 26), np.int8)
     out_s = np.empty((cap, 8), np.int8)
     out_n = np.empty(cap, np.int8)
-    out_d = np.empty(cap, np.int8)
+    out_d = np.empty(cap, np.int64)
     offsets = np.empty(n_pos + 1, np.int64)
     b = np.empty(26, np.int8)
     steps = np.zeros(8, np.int8)
@@ -339,7 +340,7 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
             nb = np.empty((new_cap, 26), np.int8)
             ns = np.empty((new_cap, 8), np.int8)
             nn = np.empty(new_cap, np.int8)
-            nd = np.empty(new_cap, np.int8)
+            nd = np.empty(new_cap, np.int64)
             nb[:total] = out_b[:total]
             ns[:total] = out_s[:total]
             nn[:total] = out_n[:total]
@@ -349,6 +350,22 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
         total += gen_one(boards[i], dice[i, 0], dice[i, 1], out_b, out_s, out_n, out_d, total, tk1, tk2, tst, genbox, b, steps)
     offsets[n_pos] = total
     return out_b[:total], out_s[:total], out_n[:total], offsets
+
+
+def new_single_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Reusable outputs for ``gen_single``: boards, steps, step counts, die/hit words, and two scratch arrays."""
+    return (np.empty((MAX_PER_POSITION, 26), np.int8), np.empty((MAX_PER_POSITION, 8), np.int8),
+            np.empty(MAX_PER_POSITION, np.int8), np.empty(MAX_PER_POSITION, np.int64),
+            np.empty(26, np.int8), np.zeros(8, np.int8))
+
+
+@njit(cache=True, nogil=True)
+def gen_single(board, d1, d2, out_b, out_s, out_n, out_d, b, steps, tk1, tk2, tst, genbox):
+    """The plays of one position into reusable buffers (see ``new_single_buffers``); returns the count.
+
+    ``out_d[i] >> 3`` is play i's hit mask: bit p set when a blot was hit on point p.
+    """
+    return gen_one(board, d1, d2, out_b, out_s, out_n, out_d, 0, tk1, tk2, tst, genbox, b, steps)
 
 
 @njit(cache=True, nogil=True)

@@ -81,6 +81,165 @@ def _plays(n: int, empty: bool) -> str:
     return f"{n} legal play" + ("" if n == 1 else "s") + " (afterstate Position IDs from the mover's side)"
 
 
+# -- shared by hint, cube and play ---------------------------------------------------
+
+
+def _add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--ply`` and ``--model``."""
+    parser.add_argument("--ply", type=int, default=0, metavar="N",
+                        help="search depth: 0 (the net alone), 1 or 2 plies (default 0)")
+    parser.add_argument("--model", metavar="PATH", default=None,
+                        help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
+
+
+def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--match`` or ``--xgid`` for the score and cube."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--match", metavar="MATCHID", help="gnubg Match ID with the score and cube (default: money, cube centred)")
+    group.add_argument("--xgid", metavar="XGID", help="an XGID whose score and cube to use")
+
+
+def _check_ply(ply: int) -> int:
+    """``ply`` when the search supports it (checked before the model is loaded)."""
+    from bgnet.search import MAX_PLY
+
+    if not 0 <= ply <= MAX_PLY:
+        raise CliError(f"--ply must be from 0 to {MAX_PLY}, got {ply}")
+    return ply
+
+
+def _position_and_state(args: argparse.Namespace):  # -> (Position, MatchState | None, dice | None)
+    """The position, the match state (from an XGID POSITION, a "PositionID:MatchID", --match or --xgid) and any dice they hold."""
+    from bgnet.formats import parse_match_id, parse_xgid
+    from bgnet.match import MatchState
+    from bgnet.position import Position
+
+    text = args.position.strip()
+    pos = Position.parse(text)
+    is_xgid = text.upper().startswith("XGID=") or text.count(":") >= 9
+    match_id = text.split(":", 1)[1].strip() if ":" in text and not is_xgid else None
+    if (is_xgid or match_id) and (args.match or args.xgid):
+        raise CliError("POSITION already gives the score and cube, so --match and --xgid cannot be used with it")
+    state, dice = None, None
+    if is_xgid or args.xgid:
+        xgid = text if is_xgid else args.xgid
+        state = MatchState.from_xgid(xgid)
+        dice = parse_xgid(xgid).dice
+    elif match_id or args.match:
+        mid = match_id or args.match
+        state = MatchState.from_match_id(mid)
+        dice = parse_match_id(mid).dice
+    if pos.is_game_over():
+        raise CliError("the game in this position is over: one side has borne off all 15 checkers")
+    return pos, state, (dice if dice and dice != (0, 0) else None)
+
+
+def _load_probs_fn(model: str | None):
+    """The 0-ply probabilities function of a checkpoint (torch imported here, on one thread)."""
+    import torch
+
+    torch.set_num_threads(1)
+    from bgnet.agents import DEFAULT_CHECKPOINT
+    from bgnet.model import NetEvaluator
+
+    return NetEvaluator.from_checkpoint(model or DEFAULT_CHECKPOINT).probs_of_boards
+
+
+def _print_hint(pos, hint, as_json: bool) -> None:  # noqa: ANN001 - Position and a MoveHints/CubeHint
+    """The board and the hint's text, or the hint's JSON object."""
+    if as_json:
+        print(json.dumps(hint.to_dict()))
+    else:
+        print(pos)
+        print()
+        print(hint.format())
+
+
+# -- bgnet hint -------------------------------------------------------------------
+
+
+def add_hint_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``bgnet hint``."""
+    parser.add_argument("position", metavar="POSITION",
+                        help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
+    parser.add_argument("dice", metavar="DICE", nargs="?", default=None,
+                        help="the roll, e.g. 31 or 3-1; without it (and no dice in an XGID) the cube hint")
+    _add_match_arguments(parser)
+    _add_engine_arguments(parser)
+    parser.add_argument("--top", type=int, default=None, metavar="N", help="show only the best N plays")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def run_hint(args: argparse.Namespace) -> int:
+    """Print the plays of the dice ranked by equity, or without dice the cube decision."""
+    from bgnet.hint import cube_hint, move_hint
+    from bgnet.movegen import parse_dice
+
+    pos, state, id_dice = _position_and_state(args)
+    dice = parse_dice(args.dice) if args.dice is not None else id_dice
+    ply = _check_ply(args.ply)
+    if args.top is not None and args.top < 1:
+        raise CliError(f"--top must be at least 1, got {args.top}")
+    probs_fn = _load_probs_fn(args.model)
+    if dice is None:
+        hint = cube_hint(probs_fn, pos, state, ply=ply)
+    else:
+        hint = move_hint(probs_fn, pos, dice, ply=ply, state=state, top=args.top)
+    _print_hint(pos, hint, args.json)
+    return 0
+
+
+# -- bgnet cube -------------------------------------------------------------------
+
+
+def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``bgnet cube``."""
+    parser.add_argument("position", metavar="POSITION",
+                        help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
+    _add_match_arguments(parser)
+    _add_engine_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def run_cube(args: argparse.Namespace) -> int:
+    """Print the cube decision of the side on roll with its equities and take point."""
+    from bgnet.hint import cube_hint
+
+    pos, state, _dice = _position_and_state(args)
+    ply = _check_ply(args.ply)
+    _print_hint(pos, cube_hint(_load_probs_fn(args.model), pos, state, ply=ply), args.json)
+    return 0
+
+
+# -- bgnet play -------------------------------------------------------------------
+
+
+def add_play_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``bgnet play``."""
+    parser.add_argument("--model", metavar="PATH", default=None,
+                        help="the bot's checkpoint (default: the shipped checkpoints/bgnet.pt)")
+    parser.add_argument("--length", type=int, default=0, metavar="N",
+                        help="match length in points (default 0: a single money game)")
+    parser.add_argument("--ply", type=int, default=0, metavar="N", help="the bot's search depth (default 0)")
+    parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed for the dice (default: random)")
+
+
+def run_play(args: argparse.Namespace) -> int:
+    """Play a money game or a match against the bot in the terminal, one command per line."""
+    ply = _check_ply(args.ply)
+    if args.length < 0:
+        raise CliError(f"--length must be 0 (a money game) or a positive match length, got {args.length}")
+    import torch
+
+    torch.set_num_threads(1)
+    from bgnet.agents import DEFAULT_CHECKPOINT, NeuralAgent
+    from bgnet.play import play_session
+
+    bot = NeuralAgent(args.model or DEFAULT_CHECKPOINT, ply)
+    return play_session(bot, length=args.length, seed=args.seed, inp=sys.stdin, out=sys.stdout,
+                        probs_fn=bot.probs_fn, ply=ply)
+
+
 # -- the table of subcommands -------------------------------------------------------
 
 
@@ -96,6 +255,9 @@ class Subcommand:
 
 SUBCOMMANDS: list[Subcommand] = [
     Subcommand("moves", "list every legal play of a roll in a position", add_moves_arguments, run_moves),
+    Subcommand("hint", "rank the plays of a roll by equity, or give the cube hint", add_hint_arguments, run_hint),
+    Subcommand("cube", "the cube decision for the side on roll", add_cube_arguments, run_cube),
+    Subcommand("play", "play a game or match against the bot in the terminal", add_play_arguments, run_play),
 ]
 
 

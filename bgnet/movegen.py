@@ -16,6 +16,8 @@ from bgnet.notation import Move
 from bgnet.position import Position
 
 _SCRATCH = _k.new_scratch()
+_SINGLE = _k.new_single_buffers()
+_SET_BOARD = Position._board.__set__  # type: ignore[attr-defined]  # the slot, bypassing immutability
 
 
 class InvalidDiceError(ValueError):
@@ -63,15 +65,25 @@ def generate_plays(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np
 def legal_moves(pos: Position, dice: Sequence[int] | str) -> list[Move]:
     """Every distinct legal play of ``dice`` in ``pos``; a single empty move when none exists."""
     d1, d2 = parse_dice(dice)
-    start = np.array(pos.board, dtype=np.int8)
-    after, steps, nsteps, _off = _k.gen_batch(start.reshape(1, 26), np.array([[d1, d2]], np.int8), *_SCRATCH)
-    hit_rows = (start[1:25] == -1) & (after[:, 1:25] >= 0)
-    hits = (hit_rows.astype(np.int64) << np.arange(1, 25, dtype=np.int64)).sum(axis=1).tolist()
-    rows = after.tolist()
-    step_rows = steps.tolist()
-    counts = nsteps.tolist()
-    trusted = Position._trusted
-    return [
-        Move(tuple((s[2 * k], s[2 * k + 1]) for k in range(n)), trusted(tuple(r)), h)
-        for r, s, n, h in zip(rows, step_rows, counts, hits)
-    ]
+    out_b, out_s, out_n, out_d, b, steps = _SINGLE
+    n = _k.gen_single(np.array(pos.board, dtype=np.int8), d1, d2, out_b, out_s, out_n, out_d, b, steps, *_SCRATCH)
+    rows = out_b[:n].tolist()
+    step_rows = out_s[:n].tolist()
+    counts = out_n[:n].tolist()
+    words = out_d[:n].tolist()
+    new = object.__new__
+    set_board = _SET_BOARD
+    moves = []
+    for r, s, k, w in zip(rows, step_rows, counts, words):
+        after = new(Position)
+        set_board(after, tuple(r))
+        if k == 2:
+            st = ((s[0], s[1]), (s[2], s[3]))
+        elif k == 4:
+            st = ((s[0], s[1]), (s[2], s[3]), (s[4], s[5]), (s[6], s[7]))
+        else:
+            st = tuple(zip(s[0:2 * k:2], s[1:2 * k:2]))
+        m = new(Move)
+        m.__dict__.update(steps=st, after=after, hits=w >> 3, _sort=())
+        moves.append(m)
+    return moves

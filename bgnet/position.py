@@ -246,7 +246,16 @@ class Position:
         """gnubg-style text of a legal move of this position, with hit marks."""
         from bgnet.notation import format_steps
 
-        return format_steps(self, move.steps)
+        b = list(self._board)
+        hits = 0
+        for a, t in move.steps:
+            b[a] -= 1
+            if t >= 1:
+                if b[t] == -1:
+                    hits |= 1 << t
+                    b[t] = 0
+                b[t] += 1
+        return format_steps(move.steps, hits)
 
     # -- dunder ---------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -1,0 +1,89 @@
+"""Self-play games per second with learning, on the default config's net (and the GPU config's on CUDA).
+
+    python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
+
+Plays from the opening with an untrained net until games start finishing (warm-up,
+compiles kernels), then counts finished games over the timed window while the
+learner trains on every ``train_batch`` positions, as ``python -m train`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bgnet.learner import fit  # noqa: E402
+from bgnet.model import BgNet, ModelConfig  # noqa: E402
+from bgnet.selfplay import SelfPlay  # noqa: E402
+from train.config import build_config  # noqa: E402
+from train.selfplay import make_probs_fn, trajectories_to_samples  # noqa: E402
+
+
+def measure(config_path: str, device: str, seconds: float, batch: int | None) -> dict:
+    overrides = {"device": device}
+    if batch:
+        overrides["batch_games"] = batch
+    cfg = build_config(config_path, overrides)
+    torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    dev = torch.device(cfg.device)
+    net = BgNet(ModelConfig(hidden=tuple(cfg.hidden), activation=cfg.activation)).to(dev)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    probs_fn = make_probs_fn(net, dev)
+    play = SelfPlay(cfg.batch_games, seed=cfg.seed)
+    rng = np.random.default_rng(0)
+    buf_b, buf_t = [], []
+    finished = 0
+    while finished < cfg.batch_games:  # warm-up: until a batch's worth of games has finished
+        finished += len(play.step(probs_fn))
+    games, plies, t0 = 0, 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        done = play.step(probs_fn, cfg.exploration)
+        plies += cfg.batch_games
+        if not done:
+            continue
+        games += len(done)
+        b, t = trajectories_to_samples(done, cfg.lam)
+        buf_b.append(b)
+        buf_t.append(t)
+        if sum(len(x) for x in buf_b) >= cfg.train_batch:
+            fit(net, opt, np.concatenate(buf_b), np.concatenate(buf_t), cfg.minibatch, cfg.epochs, rng, dev)
+            buf_b, buf_t = [], []
+    elapsed = time.perf_counter() - t0
+    return {"games_per_s": games / elapsed, "plies_per_s": plies / elapsed, "device": cfg.device,
+            "batch": cfg.batch_games, "hidden": cfg.hidden, "config": config_path, "seconds": round(elapsed, 1),
+            "torch_threads": torch.get_num_threads()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: cpu, plus cuda when available)")
+    ap.add_argument("--config", default=None)
+    ap.add_argument("--batch", type=int, default=None, help="override batch_games")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    runs = []
+    if args.device in (None, "cpu"):
+        runs.append(measure(args.config or "configs/default.toml", "cpu", args.seconds, args.batch))
+    if args.device == "cuda" or (args.device is None and torch.cuda.is_available()):
+        runs.append(measure(args.config or "configs/gpu.toml", "cuda", args.seconds, args.batch))
+    if args.json:
+        print(json.dumps(runs[0] if len(runs) == 1 else {**runs[0], "runs": runs}))
+    else:
+        for r in runs:
+            print(f"{r['device']}: {r['games_per_s']:.0f} games/s with learning ({r['plies_per_s']:.0f} plies/s), "
+                  f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s")
+
+
+if __name__ == "__main__":
+    main()

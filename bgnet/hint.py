@@ -1,0 +1,152 @@
+"""Ranked move hints and cube hints, as data (JSON-ready dataclasses) and as GNU Backgammon-like text.
+
+``move_hint`` ranks every play of a roll with ``bgnet.search.rank_moves`` at the
+chosen ply and match score; ``cube_hint`` feeds the n-ply evaluation of a position
+to ``bgnet.cube.cube_decision``. Both take a ``probs_fn`` (see ``bgnet.search``),
+so this module needs no torch: the caller loads the net.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from bgnet.cube import CubeDecision, cube_decision
+from bgnet.match import MatchState
+from bgnet.movegen import parse_dice
+from bgnet.position import Position
+from bgnet.probs import Probs
+from bgnet.search import MoveFilter, ProbsFn, evaluate_position, match_winning_chance, rank_moves
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+
+class HintError(ValueError):
+    """A hint request that cannot be answered (for example a non-positive --top)."""
+
+
+def probs_dict(probs: Probs) -> dict[str, float]:
+    """Five probabilities keyed by name, for JSON."""
+    return dict(zip(PROB_NAMES, probs.as_list()))
+
+
+def _probs_line(p: Probs) -> str:
+    """gnubg's probability line: ``win wg wbg - lose lg lbg``."""
+    return (f"{p.win:.3f} {p.win_gammon:.3f} {p.win_backgammon:.3f} - "
+            f"{p.lose:.3f} {p.lose_gammon:.3f} {p.lose_backgammon:.3f}")
+
+
+@dataclass(frozen=True)
+class MoveHint:
+    """One ranked play, evaluated for the side that makes it."""
+
+    rank: int
+    """1 for the best play."""
+    move: str
+    """The play in gnubg notation, with hit marks (empty when nothing can be played)."""
+    position_id: str
+    """Position ID of the afterstate, still seen from the mover."""
+    equity: float
+    """Cubeless equity for the mover: money points per game, or normalised equity at the match score."""
+    diff: float
+    """``equity`` minus the best play's equity (0 for the best, negative below it)."""
+    probs: Probs
+    """The mover's chances after this play."""
+    ply: int
+    """The depth this play was searched to (plays cut by the move filter stay shallower)."""
+    mwc: float | None
+    """Cubeless match winning chance after this play (None in money play)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        d = asdict(self)
+        d["probs"] = probs_dict(self.probs)
+        return d
+
+
+@dataclass(frozen=True)
+class MoveHints:
+    """The ranked plays of one roll in one position."""
+
+    position_id: str
+    dice: tuple[int, int]
+    ply: int
+    state: MatchState | None
+    """The match score and cube (None for plain money play)."""
+    legal_plays: int
+    """How many distinct legal plays the roll has (``moves`` may hold fewer with ``top``)."""
+    moves: tuple[MoveHint, ...]
+
+    @property
+    def best(self) -> MoveHint:
+        """The top-ranked play."""
+        return self.moves[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``moves`` ranked best first, each with move, position_id, equity and probs."""
+        return {
+            "position_id": self.position_id,
+            "dice": list(self.dice),
+            "ply": self.ply,
+            "match": None if self.state is None else asdict(self.state),
+            "equity": "money" if self.state is None or self.state.is_money else "normalised at the match score",
+            "legal_plays": self.legal_plays,
+            "moves": [m.to_dict() for m in self.moves],
+        }
+
+    def format(self) -> str:
+        """Text in the style of GNU Backgammon's hint list."""
+        where = "money game" if self.state is None else str(self.state)
+        lines = [f"Position ID {self.position_id}, dice {self.dice[0]}-{self.dice[1]}, {where}: "
+                 f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, cubeless {self.ply}-ply"]
+        width = max(len(m.move or "(no play)") for m in self.moves)
+        for m in self.moves:
+            diff = "" if m.rank == 1 else f" ({m.diff:+.3f})"
+            mwc = "" if m.mwc is None else f"  MWC {100 * m.mwc:.2f}%"
+            lines.append(f"{m.rank:5d}. Cubeless {m.ply}-ply  {m.move or '(no play)':<{width}}  "
+                         f"Eq.: {m.equity:+.3f}{diff}{mwc}")
+            lines.append(f"       {_probs_line(m.probs)}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class CubeHint:
+    """The cube decision of the side on roll, from an n-ply evaluation of the position."""
+
+    position_id: str
+    ply: int
+    decision: CubeDecision
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the decision's fields nested under ``decision``."""
+        return {"position_id": self.position_id, "ply": self.ply, "action": self.decision.action,
+                "decision": self.decision.to_dict()}
+
+    def format(self) -> str:
+        """GNU Backgammon-style cube analysis, naming the evaluation depth."""
+        return f"Position ID {self.position_id}, cubeless evaluation at {self.ply}-ply\n" + self.decision.format()
+
+
+def move_hint(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, *, ply: int = 0,
+              state: MatchState | None = None, top: int | None = None,
+              filter: MoveFilter | Sequence[MoveFilter] | None = None) -> MoveHints:
+    """The plays of ``dice`` ranked best first at ``ply`` plies and ``state``'s score (``top`` keeps the best n)."""
+    if top is not None and top < 1:
+        raise HintError(f"--top must be at least 1, got {top}")
+    d = parse_dice(dice)
+    ranked = rank_moves(probs_fn, pos, d, ply, filter=filter, state=state)
+    match = state is not None and not state.is_money
+    best = ranked[0].equity
+    hints = tuple(
+        MoveHint(rank=i, move=r.move.text, position_id=r.move.after.position_id(), equity=r.equity,
+                 diff=r.equity - best, probs=r.probs, ply=r.ply,
+                 mwc=match_winning_chance(r.probs, state) if match and state is not None else None)
+        for i, r in enumerate(ranked[:top] if top is not None else ranked, start=1))
+    return MoveHints(pos.position_id(), d, ply, state, len(ranked), hints)
+
+
+def cube_hint(probs_fn: ProbsFn, pos: Position, state: MatchState | None = None, *, ply: int = 0) -> CubeHint:
+    """The cube action for the side on roll from its ``ply``-ply chances at ``state`` (default: money, centred cube)."""
+    state = MatchState() if state is None else state
+    probs = evaluate_position(probs_fn, pos, ply, state=state)
+    return CubeHint(pos.position_id(), ply, cube_decision(probs, state, pos))

@@ -1,0 +1,127 @@
+"""``python -m eval``: the JSON report, bad input, workers, tournaments and learning curves."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import eval.runner as runner
+from eval.__main__ import main
+from eval.runner import DuelSpec, run_duel
+from eval.tournament import elo_difference, least_squares_ratings
+from bgnet.game import Rules
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINT = ROOT / "checkpoints" / "bgnet.pt"
+
+
+def test_json_report_has_the_promised_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.json"
+    assert main(["pubeval", "random", "--games", "40", "--seed", "9", "--json", str(out), "--quiet"]) == 0
+    report = json.loads(out.read_text())
+    for key in ("games", "ppg", "ci95", "win_rate", "gammon_rate", "backgammon_rate", "seed", "agent_a", "agent_b",
+                "win_rate_ci95", "gammon_rate_ci95", "backgammon_rate_ci95"):
+        assert key in report, key
+    assert report["games"] == 40 and report["seed"] == 9
+    assert (report["agent_a"], report["agent_b"]) == ("pubeval", "random")
+    assert report["ppg"] > 0.5 and 0 < report["ci95"] < 1
+    assert 0.0 <= report["gammon_rate"] <= 1.0 and report["backgammon_rate"] <= report["gammon_rate"]
+    text = capsys.readouterr().out
+    assert "points per game" in text and "+-" in text
+
+
+def test_match_report_has_the_match_win_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["pubeval", "random", "--games", "4", "--match", "3", "--json", "-", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["matches"] == 4 and report["match_length"] == 3 and report["cubeful"]
+    assert report["match_win_rate"] >= 0.5 and report["games"] >= 4
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["nosuchbot", "random"], "nosuchbot"),
+    (["random", "random", "--games", "0"], "--games"),
+    (["random", "random", "--games", "ten"], "--games"),
+    (["random", "random", "--workers", "-1"], "--workers"),
+    (["random", "random", "--seed", "-3"], "seed"),
+    (["random", "random", "--holland"], "--holland"),
+    (["random", "random", "--beavers"], "--cubeful"),
+    (["random", "random", "--match", "5", "--jacoby"], "money"),
+    (["random", "random", "--money", "--match", "3"], "--match"),
+    (["random"], "required"),
+    (["random", "random@9"], "ply"),
+    (["tournament", "random"], "two agents"),
+    (["curve", "/nonexistent/run"], "does not exist"),
+])
+def test_bad_input_is_one_sentence_and_exit_code_2(argv: list[str], words: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err and "Traceback" not in err
+
+
+def test_module_entry_point_exits_2_without_a_traceback() -> None:
+    proc = subprocess.run([sys.executable, "-m", "eval", "nosuchbot", "random"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("rules, chunk", [(None, "VECTOR_CHUNK"), (Rules(match_length=3), "LOOP_CHUNK")])
+def test_workers_give_the_same_result(rules: Rules | None, chunk: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, chunk, 5)
+    spec = DuelSpec("pubeval", "random", 14, seed=17, rules=rules)
+    one = run_duel(spec, workers=1, progress=False)
+    two = run_duel(spec, workers=2, progress=False)
+    assert one.points == two.points and one.summary() == two.summary()
+
+
+def test_same_seed_same_report(capsys: pytest.CaptureFixture[str]) -> None:
+    reports = []
+    for seed in ("1", "1", "2"):
+        assert main(["random", "pubeval", "--games", "20", "--seed", seed, "--cubeful", "--json", "-", "--quiet"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        reports.append({k: v for k, v in report.items() if k not in ("elapsed_s", "games_per_s")})
+    assert reports[0] == reports[1] and reports[0] != reports[2]
+
+
+def test_least_squares_ratings_recover_consistent_differences() -> None:
+    truth = [0.6, -0.1, -0.5]
+    pairs = [(i, j, truth[i] - truth[j], 1.0) for i in range(3) for j in range(i + 1, 3)]
+    assert least_squares_ratings(3, pairs) == pytest.approx(truth)
+    assert elo_difference(0.5, 100) == pytest.approx(0.0)
+    assert elo_difference(0.76, 100) == pytest.approx(400 * __import__("math").log10(0.76 / 0.24))
+    assert elo_difference(1.0, 10) < float("inf")
+
+
+def test_tournament_ranks_pubeval_above_random(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tournament", "random", "pubeval", str(CHECKPOINT), "--games", "20", "--json", "-", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["results"]) == 3
+    ratings = {r["agent"]: r for r in report["ratings"]}
+    assert ratings["pubeval"]["ppg_rating"] > ratings["random"]["ppg_rating"]
+    assert ratings["pubeval"]["elo"] > ratings["random"]["elo"]
+    assert sum(r["ppg_rating"] for r in report["ratings"]) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_curve_writes_tensorboard_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    for games in (2000, 500):
+        shutil.copy(CHECKPOINT, run / f"games_{games:09d}.pt")
+    (run / "last.pt").write_bytes(b"not a checkpoint")  # ignored: not games_*.pt
+    assert main(["curve", str(run), "--opponent", "random", "--games", "8", "--json", "-", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [p["games_trained"] for p in report["points"]] == [500, 2000]
+    assert all(p["games"] == 8 for p in report["points"])
+    assert list(run.glob("events.out.tfevents.*"))
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert report["png"] is None
+    else:
+        assert report["png"] and Path(report["png"]).stat().st_size > 0
