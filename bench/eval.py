@@ -1,0 +1,69 @@
+"""Evaluation speed: games per second of a 0-ply neural agent against pubeval, cubeless and cubeful.
+
+Plays the way ``python -m eval`` does (paired deals, chunked, one torch thread per
+process): the vectorised engine for cubeless money, the game-loop engine with
+``--cubeful``.
+
+    python bench/eval.py                    # a line of text
+    python bench/eval.py --json             # one JSON object
+    python bench/eval.py --games 4000 --cubeful --model checkpoints/bgnet.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> int:
+    """Time one duel after a short warm-up and print the figures."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default=str(ROOT / "checkpoints" / "bgnet.pt"), help="checkpoint of the neural agent")
+    p.add_argument("--opponent", default="pubeval")
+    p.add_argument("--games", type=int, default=4000, help="games to time (paired: games/2 deals)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cubeful", action="store_true", help="cubeful money through the game-loop engine")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    args = p.parse_args()
+    if args.games < 2 or args.workers < 1:
+        p.error("--games must be at least 2 and --workers at least 1")
+
+    import numpy as np
+    import torch
+
+    from bgnet.game import Rules
+    from eval.runner import DuelSpec, engine, run_duel
+
+    torch.set_num_threads(1)
+    rules = Rules() if args.cubeful else None
+    run_duel(DuelSpec(args.model, args.opponent, 20, args.seed + 1, rules), progress=False)  # JIT caches, weights
+    spec = DuelSpec(args.model, args.opponent, args.games // 2, args.seed, rules)
+    t0 = time.perf_counter()
+    res = run_duel(spec, workers=args.workers, progress=False)
+    elapsed = time.perf_counter() - t0
+    out = {
+        "games": res.games, "seconds": round(elapsed, 3), "games_per_s": round(res.games / elapsed, 1),
+        "engine": engine(spec), "cubeful": args.cubeful, "workers": args.workers,
+        "agent_a": args.model, "agent_b": args.opponent, "ppg": round(res.ppg, 4), "ci95": round(res.ci95, 4),
+        "python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+        "torch_threads": torch.get_num_threads(),
+    }
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{out['games']} games ({out['engine']}, {'cubeful' if args.cubeful else 'cubeless'} money, "
+              f"{args.workers} worker(s)) in {out['seconds']} s: {out['games_per_s']} games/s; "
+              f"A {res.ppg:+.3f} +- {res.ci95:.3f} ppg")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
