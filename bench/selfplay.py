@@ -38,8 +38,8 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None) ->
     dev = torch.device(cfg.device)
     net = BgNet(ModelConfig(hidden=tuple(cfg.hidden), activation=cfg.activation)).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-    probs_fn = make_probs_fn(net, dev)
-    play = SelfPlay(cfg.batch_games, seed=cfg.seed)
+    probs_fn = make_probs_fn(net, dev, cfg.kernel_threads)
+    play = SelfPlay(cfg.batch_games, seed=cfg.seed, threads=cfg.kernel_threads)
     rng = np.random.default_rng(0)
     buf_b, buf_t = [], []
     finished = 0

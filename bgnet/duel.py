@@ -309,7 +309,7 @@ def play_cubeless(a: BatchScorer, b: BatchScorer, deals: Sequence[int], seed: in
 class DuelAgent(Protocol):
     """What ``play_deals`` needs from a player (``bgnet.agents`` agents fit)."""
 
-    def choose_move(self, pos: Position, dice: Sequence[int]) -> Any: ...
+    def choose_move(self, pos: Position, dice: Sequence[int], state: Any = None) -> Any: ...
     def offers_double(self, pos: Position, state: Any) -> bool: ...
     def cube_response(self, pos: Position, state: Any) -> str: ...
     def batch_scorer(self) -> BatchScorer | None: ...
@@ -402,7 +402,7 @@ def play_deals(agents: tuple[DuelAgent, DuelAgent], rules: Rules, deals: Sequenc
         for t in live:
             if t.game.phase == "roll":
                 t.game = roll(t.game, _next_dice(t, seed))
-        _moves(live, agents, scorers)
+        _moves(live, agents, scorers, probs_fns)
         still: list[_Table] = []
         for t in live:
             if t.game.is_over:
@@ -484,9 +484,24 @@ def _cube_answers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
             t.game = respond(t.game, answer)
 
 
-def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
-           scorers: tuple[BatchScorer | None, BatchScorer | None]) -> None:
-    """Every side with dice plays: batched through the agent's scorer when it has one."""
+def _match_values(tables: list[_Table], probs_fn: ProbsFn, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each play's cubeless equity at its table's match score (``bgnet.search.utility_for``), one forward pass."""
+    from bgnet.search import utility_for
+    from bgnet.selfplay import score_candidates
+
+    opp = score_candidates(mk.swap_sides_batch(after), probs_fn).astype(np.float64)
+    mover = np.stack([1.0 - opp[:, 0], opp[:, 3], opp[:, 4], opp[:, 1], opp[:, 2]], axis=1)
+    utils = [utility_for(t.game.match_state()) for t in tables]
+    counts = np.diff(offsets)
+    const = np.repeat([u.const for u in utils], counts)
+    weights = np.repeat(np.array([u.weights for u in utils], np.float64), counts, axis=0)
+    return const + (mover * weights).sum(axis=1)
+
+
+def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent], scorers: tuple[BatchScorer | None, BatchScorer | None],
+           probs_fns: tuple[ProbsFn | None, ProbsFn | None]) -> None:
+    """Every side with dice plays: batched through the agent's scorer when it has one (at the match score when
+    the agent gives probabilities), else one ``choose_move`` per table."""
     moving = [t for t in live if t.game.phase == "move"]
     groups = ([t for t in moving if t.agent_of(t.game.turn) == 0], [t for t in moving if t.agent_of(t.game.turn) == 1])
     for k, mine in enumerate(groups):
@@ -496,11 +511,16 @@ def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
         if scorer is None:
             for t in mine:
                 assert t.game.dice is not None
-                t.game = play(t.game, agents[k].choose_move(t.game.position, t.game.dice))
+                t.game = play(t.game, agents[k].choose_move(t.game.position, t.game.dice, t.game.match_state()))
             continue
         boards = np.array([t.game.position.board for t in mine], np.int8)
         dice = np.array([t.game.dice for t in mine], np.int8)
         after, _s, _n, offsets = mk.gen_batch(boards, dice, *_SCRATCH)
-        choice = gk.segment_argmax(scorer.score_plays(boards, after, offsets), offsets)
+        fn = probs_fns[k]
+        if fn is not None and not mine[0].game.rules.is_money:
+            values = _match_values(mine, fn, after, offsets)
+        else:
+            values = scorer.score_plays(boards, after, offsets)
+        choice = gk.segment_argmax(values, offsets)
         for t, row in zip(mine, after[choice].tolist()):
             t.game = play(t.game, Position._trusted(tuple(row)))

@@ -4,7 +4,7 @@ A ``Game`` is an immutable value; functions return the next value:
 
     roll phase  --double()-->  doubled  --respond("take")--> roll phase (the doubler rolls)
          |                        |--respond("pass")--> over (the doubler wins the cube's value)
-         |                        '--respond("beaver")--> beavered --raccoon(yes/no)--> roll phase
+         |                        '--respond("beaver")--> roll phase (with raccoons: beavered --raccoon()--> roll)
          '--roll(dice)--> move phase --play(afterstate)--> roll phase of the other side, or over
 
 Players are numbered 0 and 1 (absolute seats); ``Game.position`` is always seen
@@ -301,8 +301,8 @@ class Match:
 class Player(Protocol):
     """What ``play_game`` asks of a player (``bgnet.agents`` agents fit)."""
 
-    def choose_move(self, pos: Position, dice: Sequence[int]) -> Move:
-        """The play for ``dice`` in ``pos`` (seen by the mover); the empty move when none is legal."""
+    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
+        """The play for ``dice`` in ``pos`` (seen by the mover) at the score ``state``; the empty move when none is legal."""
         ...
 
     def offers_double(self, pos: Position, state: MatchState) -> bool:
@@ -344,7 +344,7 @@ def play_game(game: Game, players: tuple[Player, Player], dice: Callable[[], tup
         me = players[game.turn]
         if game.phase == "move":
             assert game.dice is not None
-            game = play(game, players[game.turn].choose_move(game.position, game.dice))
+            game = play(game, me.choose_move(game.position, game.dice, game.match_state()))
         elif game.phase == "roll":
             if may_double(game) and me.offers_double(game.position, game.match_state()):
                 game = double(game)

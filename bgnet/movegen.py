@@ -87,3 +87,15 @@ def legal_moves(pos: Position, dice: Sequence[int] | str) -> list[Move]:
         m.__dict__.update(steps=st, after=after, hits=w >> 3, _sort=())
         moves.append(m)
     return moves
+
+
+def generate_plays_parallel(boards: np.ndarray, dice: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``generate_plays`` spread over ``threads`` numba threads (worth it on many-core machines)."""
+    import numba
+
+    boards = np.ascontiguousarray(boards, dtype=np.int8)
+    dice = np.ascontiguousarray(dice, dtype=np.int8)
+    if threads <= 1:
+        return generate_plays(boards, dice)
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    return _k.gen_batch_parallel(boards, dice, max(1, min(len(boards), 4 * threads)))

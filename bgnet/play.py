@@ -199,6 +199,7 @@ class Session:
 
     def play_game(self, match: g.Match) -> g.Game:
         """One game from the opening roll to its end."""
+        self.say(f"Game {match.games + 1}.")
         first, dice = self.opening()
         game = match.start(first, dice)
         self.board(game)
@@ -222,7 +223,8 @@ class Session:
                 res = game.result
                 assert res is not None
                 who = "You win" if res.winner == HUMAN else "The bot wins"
-                how = "the bot passed the double" if res.dropped else _KIND[res.kind]
+                passer = "the bot" if res.winner == HUMAN else "you"
+                how = f"{passer} passed the double" if res.dropped else _KIND[res.kind]
                 self.say(f"{who} {res.points} point{'s' if res.points != 1 else ''} ({how}).")
                 match = match.record(game)
                 if self.rules.is_money:

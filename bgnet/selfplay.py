@@ -19,7 +19,7 @@ import numpy as np
 from bgnet import _game_kernels as gk
 from bgnet import _movegen_kernels as mk
 from bgnet.model import equities
-from bgnet.movegen import _SCRATCH
+from bgnet.movegen import _SCRATCH, generate_plays_parallel
 from bgnet.position import STARTING_POSITION
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
@@ -60,8 +60,9 @@ def score_candidates(cand: np.ndarray, probs_fn: ProbsFn) -> np.ndarray:
 class SelfPlay:
     """B concurrent self-play games with their in-progress trajectories."""
 
-    def __init__(self, n_games: int, seed: int, max_plies: int = 600) -> None:
+    def __init__(self, n_games: int, seed: int, max_plies: int = 600, threads: int = 1) -> None:
         self.n_games = n_games
+        self.threads = threads
         self.max_plies = max_plies
         self.rng = np.random.default_rng(seed)
         self.boards = np.tile(START_BOARD, (n_games, 1))
@@ -73,7 +74,10 @@ class SelfPlay:
         """Play one ply in every game; returns the games that finished."""
         n = self.n_games
         dice = roll_dice(self.rng, n, self.plies == 0)
-        after, _steps, _ns, offsets = mk.gen_batch(self.boards, dice, *_SCRATCH)
+        if self.threads > 1:
+            after, _steps, _ns, offsets = generate_plays_parallel(self.boards, dice, self.threads)
+        else:
+            after, _steps, _ns, offsets = mk.gen_batch(self.boards, dice, *_SCRATCH)
         cand = mk.swap_sides_batch(after)
         probs = score_candidates(cand, probs_fn)
         mover_equity = -equities(probs)

@@ -23,6 +23,10 @@ from bgnet.game import Rules
 EXIT_USAGE = 2
 
 
+class EvalUsageError(ValueError):
+    """Command-line options that contradict each other."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one sentence and exit code 2."""
 
@@ -76,13 +80,13 @@ def _rules(args: argparse.Namespace) -> Rules | None:
     money_cube = args.jacoby or args.beavers or args.raccoons
     if args.match:
         if money_cube:
-            raise ValueError("--jacoby, --beavers and --raccoons apply only to money play, not to --match")
+            raise EvalUsageError("--jacoby, --beavers and --raccoons apply only to money play, not to --match")
         return Rules(match_length=args.match, holland=args.holland)
     if args.holland:
-        raise ValueError("--holland applies only to match play (--match LENGTH)")
+        raise EvalUsageError("--holland applies only to match play (--match LENGTH)")
     if not args.cubeful:
         if money_cube:
-            raise ValueError("--jacoby, --beavers and --raccoons need --cubeful")
+            raise EvalUsageError("--jacoby, --beavers and --raccoons need --cubeful")
         return None
     return Rules(jacoby=args.jacoby, beavers=args.beavers or args.raccoons, raccoons=args.raccoons)
 

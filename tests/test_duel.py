@@ -141,8 +141,8 @@ class _Doubler:
         self.pub = load_agent("pubeval")
         self.doubles, self.answer = doubles, answer
 
-    def choose_move(self, pos: Position, dice: tuple[int, int]):  # type: ignore[no-untyped-def]
-        return self.pub.choose_move(pos, dice)
+    def choose_move(self, pos: Position, dice: tuple[int, int], state: object = None):  # type: ignore[no-untyped-def]
+        return self.pub.choose_move(pos, dice, state)
 
     def offers_double(self, pos: Position, state: object) -> bool:
         return self.doubles
@@ -169,3 +169,36 @@ def test_matches_end_at_the_match_length() -> None:
         lost = -sum(p for p in t.points if p < 0)
         assert (won >= 3) == bool(t.match_won) and (lost >= 3) == (not t.match_won)
         assert max(won, lost) >= 3 and min(won, lost) < 3
+
+
+class _Plain:
+    """An agent seen only through its per-position methods (no batch scorer, no probability function)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def choose_move(self, pos: Position, dice: tuple[int, int], state: object = None):  # type: ignore[no-untyped-def]
+        return self.inner.choose_move(pos, dice, state)  # type: ignore[attr-defined]
+
+    def offers_double(self, pos: Position, state: object) -> bool:
+        return self.inner.offers_double(pos, state)  # type: ignore[attr-defined,no-any-return]
+
+    def cube_response(self, pos: Position, state: object) -> str:
+        return self.inner.cube_response(pos, state)  # type: ignore[attr-defined,no-any-return]
+
+    def batch_scorer(self) -> None:
+        return None
+
+
+def test_batched_neural_play_matches_the_agent_itself_in_a_match() -> None:
+    # The lockstep engine scores a 0-ply net's plays (at the match score) and cube
+    # decisions in batches; the agent asked position by position must play the same.
+    from pathlib import Path
+
+    net = load_agent(str(Path(__file__).resolve().parent.parent / "checkpoints" / "bgnet.pt"))
+    pub = load_agent("pubeval")
+    rules = Rules(match_length=3)
+    batched = play_deals((net, pub), rules, range(2), seed=8)
+    single = play_deals((_Plain(net), pub), rules, range(2), seed=8)
+    assert batched == single
+    assert any(p != k for t in batched for p, k in zip(t.points, t.kinds))  # the cube was turned

@@ -181,7 +181,7 @@ class Scripted:
     def __init__(self, doubles: bool, answer: str) -> None:
         self.doubles, self.answer = doubles, answer
 
-    def choose_move(self, pos: Position, dice: tuple[int, int]):  # type: ignore[no-untyped-def]
+    def choose_move(self, pos: Position, dice: tuple[int, int], state: object = None):  # type: ignore[no-untyped-def]
         return legal_moves(pos, dice)[0]
 
     def offers_double(self, pos: Position, state: object) -> bool:

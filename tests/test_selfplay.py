@@ -70,3 +70,20 @@ def test_state_dict_resume_continues_identically():
         ra, rb = a.step(random_probs), b.step(random_probs)
         assert [t.result for t in ra] == [t.result for t in rb]
     assert np.array_equal(a.boards, b.boards)
+
+
+def test_threaded_kernels_play_the_same_games():
+    from bgnet.encoding import encode
+    from bgnet.movegen import generate_plays, generate_plays_parallel
+
+    a, b = SelfPlay(64, seed=11), SelfPlay(64, seed=11, threads=2)
+    for _ in range(40):
+        a.step(random_probs)
+        b.step(random_probs)
+    assert np.array_equal(a.boards, b.boards)
+    dice = np.random.default_rng(1).integers(1, 7, (64, 2))
+    serial, parallel = generate_plays(a.boards, dice), generate_plays_parallel(a.boards, dice, 2)
+    for x, y in zip(serial, parallel):
+        assert np.array_equal(x, y)
+    big = np.repeat(serial[0], 8, axis=0)
+    assert np.array_equal(encode(big), encode(big, threads=2))

@@ -50,12 +50,12 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, An
     return args, overrides
 
 
-def make_probs_fn(net: BgNet, device: torch.device):
+def make_probs_fn(net: BgNet, device: torch.device, threads: int = 1):
     """Boards -> probabilities with one forward pass (no gradients)."""
 
     @torch.inference_mode()
     def probs_fn(boards: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(encode(boards)).to(device, non_blocking=True)
+        x = torch.from_numpy(encode(boards, threads)).to(device, non_blocking=True)
         return net(x).float().cpu().numpy()
 
     return probs_fn
@@ -104,7 +104,7 @@ def run(argv: list[str] | None) -> int:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     learn_rng = np.random.default_rng(cfg.seed + 1)
-    play = SelfPlay(cfg.batch_games, seed=cfg.seed, max_plies=cfg.max_plies)
+    play = SelfPlay(cfg.batch_games, seed=cfg.seed, max_plies=cfg.max_plies, threads=cfg.kernel_threads)
 
     # -- model --------------------------------------------------------------------
     if resume_ckpt is not None:
@@ -131,7 +131,7 @@ def run(argv: list[str] | None) -> int:
         if len(resume_ckpt["buffer_boards"]):
             buf_boards = [np.asarray(resume_ckpt["buffer_boards"], np.int8)]
             buf_targets = [np.asarray(resume_ckpt["buffer_targets"], np.float32)]
-    probs_fn = make_probs_fn(net, device)
+    probs_fn = make_probs_fn(net, device, cfg.kernel_threads)
 
     def checkpoint(name: str) -> Path:
         bb = np.concatenate(buf_boards) if buf_boards else np.zeros((0, 26), np.int8)
