@@ -13,7 +13,14 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
+
+if TYPE_CHECKING:  # heavy or unused at run time: imported inside the subcommands
+    import numpy as np
+
+    from bgnet.hint import CubeHint, MoveHints
+    from bgnet.match import MatchState
+    from bgnet.position import Position
 
 PROG = "bgnet"
 EXIT_USAGE = 2
@@ -108,7 +115,7 @@ def _check_ply(ply: int) -> int:
     return ply
 
 
-def _position_and_state(args: argparse.Namespace):  # -> (Position, MatchState | None, dice | None)
+def _position_and_state(args: argparse.Namespace) -> tuple[Position, MatchState | None, tuple[int, int] | None]:
     """The position, the match state (from an XGID POSITION, a "PositionID:MatchID", --match or --xgid) and any dice they hold."""
     from bgnet.formats import parse_match_id, parse_xgid
     from bgnet.match import MatchState
@@ -134,7 +141,7 @@ def _position_and_state(args: argparse.Namespace):  # -> (Position, MatchState |
     return pos, state, (dice if dice and dice != (0, 0) else None)
 
 
-def _load_probs_fn(model: str | None):
+def _load_probs_fn(model: str | None) -> Callable[[np.ndarray], np.ndarray]:
     """The 0-ply probabilities function of a checkpoint (torch imported here, on one thread)."""
     import torch
 
@@ -145,7 +152,7 @@ def _load_probs_fn(model: str | None):
     return NetEvaluator.from_checkpoint(model or DEFAULT_CHECKPOINT).probs_of_boards
 
 
-def _print_hint(pos, hint, as_json: bool) -> None:  # noqa: ANN001 - Position and a MoveHints/CubeHint
+def _print_hint(pos: Position, hint: MoveHints | CubeHint, as_json: bool) -> None:
     """The board and the hint's text, or the hint's JSON object."""
     if as_json:
         print(json.dumps(hint.to_dict()))
@@ -167,6 +174,8 @@ def add_hint_arguments(parser: argparse.ArgumentParser) -> None:
     _add_match_arguments(parser)
     _add_engine_arguments(parser)
     parser.add_argument("--top", type=int, default=None, metavar="N", help="show only the best N plays")
+    parser.add_argument("--cubeful", action="store_true",
+                        help="rank plays by cubeful equity (the opponent's best cube action next), not cubeless")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
@@ -184,7 +193,7 @@ def run_hint(args: argparse.Namespace) -> int:
     if dice is None:
         hint = cube_hint(probs_fn, pos, state, ply=ply)
     else:
-        hint = move_hint(probs_fn, pos, dice, ply=ply, state=state, top=args.top)
+        hint = move_hint(probs_fn, pos, dice, ply=ply, state=state, top=args.top, cubeful=args.cubeful)
     _print_hint(pos, hint, args.json)
     return 0
 

@@ -16,7 +16,9 @@ from bgnet.match import MatchState
 from bgnet.movegen import parse_dice
 from bgnet.position import Position
 from bgnet.probs import Probs
-from bgnet.search import MoveFilter, ProbsFn, evaluate_position, match_winning_chance, rank_moves
+from bgnet.search import (
+    MoveFilter, ProbsFn, evaluate_position, match_winning_chance, mwc_to_equity, rank_moves,
+)
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
@@ -47,7 +49,8 @@ class MoveHint:
     position_id: str
     """Position ID of the afterstate, still seen from the mover."""
     equity: float
-    """Cubeless equity for the mover: money points per game, or normalised equity at the match score."""
+    """The ranking equity for the mover: cubeless (or cubeful when asked), money points per game
+    (per unit of the current cube) or gnubg's normalised equity at the match score."""
     diff: float
     """``equity`` minus the best play's equity (0 for the best, negative below it)."""
     probs: Probs
@@ -55,7 +58,9 @@ class MoveHint:
     ply: int
     """The depth this play was searched to (plays cut by the move filter stay shallower)."""
     mwc: float | None
-    """Cubeless match winning chance after this play (None in money play)."""
+    """Match winning chance after this play, cubeless or cubeful like ``equity`` (None in money play)."""
+    cubeless_equity: float
+    """The cubeless equity (the same as ``equity`` unless the hint is cubeful)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -76,6 +81,8 @@ class MoveHints:
     legal_plays: int
     """How many distinct legal plays the roll has (``moves`` may hold fewer with ``top``)."""
     moves: tuple[MoveHint, ...]
+    cubeful: bool = False
+    """Whether ``equity`` is cubeful (the opponent's best cube action after each play, Janowski's model)."""
 
     @property
     def best(self) -> MoveHint:
@@ -89,7 +96,8 @@ class MoveHints:
             "dice": list(self.dice),
             "ply": self.ply,
             "match": None if self.state is None else asdict(self.state),
-            "equity": "money" if self.state is None or self.state.is_money else "normalised at the match score",
+            "equity": ("cubeful " if self.cubeful else "cubeless ")
+                      + ("money" if self.state is None or self.state.is_money else "normalised at the match score"),
             "legal_plays": self.legal_plays,
             "moves": [m.to_dict() for m in self.moves],
         }
@@ -98,15 +106,19 @@ class MoveHints:
         """Text in the style of GNU Backgammon's hint list."""
         where = "money game" if self.state is None else str(self.state)
         lines = [f"Position ID {self.position_id}, dice {self.dice[0]}-{self.dice[1]}, {where}: "
-                 f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, cubeless {self.ply}-ply"]
+                 f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, {self._kind} {self.ply}-ply"]
         width = max(len(m.move or "(no play)") for m in self.moves)
         for m in self.moves:
             diff = "" if m.rank == 1 else f" ({m.diff:+.3f})"
             mwc = "" if m.mwc is None else f"  MWC {100 * m.mwc:.2f}%"
-            lines.append(f"{m.rank:5d}. Cubeless {m.ply}-ply  {m.move or '(no play)':<{width}}  "
+            lines.append(f"{m.rank:5d}. {self._kind.capitalize()} {m.ply}-ply  {m.move or '(no play)':<{width}}  "
                          f"Eq.: {m.equity:+.3f}{diff}{mwc}")
             lines.append(f"       {_probs_line(m.probs)}")
         return "\n".join(lines)
+
+    @property
+    def _kind(self) -> str:
+        return "cubeful" if self.cubeful else "cubeless"
 
 
 @dataclass(frozen=True)
@@ -127,22 +139,64 @@ class CubeHint:
         return f"Position ID {self.position_id}, cubeless evaluation at {self.ply}-ply\n" + self.decision.format()
 
 
+def cubeful_after(probs: Probs, after: Position, state: MatchState) -> tuple[float, float | None]:
+    """Cubeful (equity, MWC) for the mover of a play with cubeless chances ``probs`` and afterstate ``after``.
+
+    The opponent, on roll next, takes his best cube action (``bgnet.cube``): no
+    double, or a double answered the mover's best way. Equity as ``equity_at_score``
+    (money: units of the current cube); MWC None in money play.
+    """
+    d = cube_decision(probs.flip(), state.swap_sides(), after.swap_sides())
+    if d.equity_double_take is None or d.equity_double_pass is None:
+        theirs, their_mwc = d.equity_no_double, d.mwc_no_double
+    else:
+        if d.response == "beaver":
+            doubled, doubled_mwc = 2.0 * d.equity_double_take, d.mwc_double_take
+        elif d.response == "pass":
+            doubled, doubled_mwc = d.equity_double_pass, d.mwc_double_pass
+        else:
+            doubled, doubled_mwc = d.equity_double_take, d.mwc_double_take
+        if doubled > d.equity_no_double:
+            theirs, their_mwc = doubled, doubled_mwc
+        else:
+            theirs, their_mwc = d.equity_no_double, d.mwc_no_double
+    if state.is_money:
+        return -theirs, None
+    assert their_mwc is not None
+    mwc = 1.0 - their_mwc
+    return mwc_to_equity(mwc, state), mwc
+
+
 def move_hint(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, *, ply: int = 0,
               state: MatchState | None = None, top: int | None = None,
-              filter: MoveFilter | Sequence[MoveFilter] | None = None) -> MoveHints:
-    """The plays of ``dice`` ranked best first at ``ply`` plies and ``state``'s score (``top`` keeps the best n)."""
+              filter: MoveFilter | Sequence[MoveFilter] | None = None, cubeful: bool = False) -> MoveHints:
+    """The plays of ``dice`` ranked best first at ``ply`` plies and ``state``'s score (``top`` keeps the best n).
+
+    ``cubeful`` ranks the searched plays by cubeful equity (the opponent's cube
+    action after each play) instead of cubeless equity.
+    """
     if top is not None and top < 1:
         raise HintError(f"--top must be at least 1, got {top}")
     d = parse_dice(dice)
     ranked = rank_moves(probs_fn, pos, d, ply, filter=filter, state=state)
     match = state is not None and not state.is_money
-    best = ranked[0].equity
+    rows = []
+    for r in ranked:
+        assert r.move.after is not None
+        mwc = match_winning_chance(r.probs, state) if match and state is not None else None
+        equity = r.equity
+        if cubeful:
+            equity, mwc = cubeful_after(r.probs, r.move.after, state or MatchState())
+        rows.append((r, equity, mwc))
+    if cubeful:  # deeper plays first, as in rank_moves, then by cubeful equity
+        rows.sort(key=lambda row: (-row[0].ply, -row[1]))
+    best = rows[0][1]
     hints = tuple(
-        MoveHint(rank=i, move=r.move.text, position_id=r.move.after.position_id(), equity=r.equity,
-                 diff=r.equity - best, probs=r.probs, ply=r.ply,
-                 mwc=match_winning_chance(r.probs, state) if match and state is not None else None)
-        for i, r in enumerate(ranked[:top] if top is not None else ranked, start=1))
-    return MoveHints(pos.position_id(), d, ply, state, len(ranked), hints)
+        MoveHint(rank=i, move=r.move.text, position_id=r.move.after.position_id(), equity=equity,
+                 diff=equity - best, probs=r.probs, ply=r.ply, mwc=mwc, cubeless_equity=r.equity)
+        for i, (r, equity, mwc) in enumerate(rows[:top] if top is not None else rows, start=1)
+        if r.move.after is not None)
+    return MoveHints(pos.position_id(), d, ply, state, len(ranked), hints, cubeful)
 
 
 def cube_hint(probs_fn: ProbsFn, pos: Position, state: MatchState | None = None, *, ply: int = 0) -> CubeHint:

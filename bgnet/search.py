@@ -25,7 +25,7 @@ values at the score), reported as a normalised equity (``equity_at_score``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -138,6 +138,12 @@ def match_winning_chance(probs: Probs | Sequence[float], state: MatchState) -> f
             + p.lose_gammon * (l2 - l1) + p.lose_backgammon * (l3 - l2))
 
 
+def mwc_to_equity(mwc: float, state: MatchState) -> float:
+    """A match winning chance of the side on roll as gnubg's normalised equity (+1 = a single game won at this cube)."""
+    (w1, _w2, _w3), (l1, _l2, _l3) = _outcome_mwc(state)
+    return 2.0 * (mwc - l1) / (w1 - l1) - 1.0 if w1 > l1 else 0.0
+
+
 def equity_at_score(probs: Probs | Sequence[float], state: MatchState | None) -> float:
     """Cubeless equity of the side on roll: money equity, or at a match score MWC normalised so that
     winning a single game at the current cube is +1 and losing one -1 (gnubg's normalised equity)."""
@@ -234,7 +240,8 @@ class RankedMove:
     """Cubeless equity for the mover (money, or normalised at the match score)."""
     ply: int
 
-    def __iter__(self):  # lets callers unpack ``for move, probs in rank_moves(...)``
+    def __iter__(self) -> Iterator[Move | Probs]:
+        """Unpacks as ``(move, probs)``: ``for move, probs in rank_moves(...)``."""
         return iter((self.move, self.probs))
 
 

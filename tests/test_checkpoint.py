@@ -46,10 +46,11 @@ def test_simple_bear_offs():
     # Two checkers on my ace point against fifteen on his 6-point: I win unless... I always bear off next roll.
     sure = Position.from_points({1: 2}, {6: 15})
     assert agent.evaluate(sure).win > 0.9
-    # I have 15 far from home-ish (all on my 6-point), he has one checker left on his ace point: he wins next turn.
-    lost = Position.from_points({6: 15}, {1: 1})
+    # My 15 are still in the outfield, he has one checker left on his ace point: I cannot bear off
+    # this turn and he bears off next turn, so I lose a gammon.
+    lost = Position.from_points({7: 5, 8: 5, 9: 5}, {1: 1})
     p = agent.evaluate(lost)
-    assert p.win < 0.1 and p.lose_gammon > 0.5  # I have borne off none: a gammon
+    assert p.win < 0.05 and p.lose_gammon > 0.9 and p.lose_backgammon < 0.1
     # A closer race: more pips behind means fewer chances.
     ahead = agent.evaluate(Position.from_points({1: 3, 2: 3}, {5: 3, 6: 3})).win
     behind = agent.evaluate(Position.from_points({5: 3, 6: 3}, {1: 3, 2: 3})).win

@@ -92,10 +92,26 @@ def test_xgid_gives_position_dice_and_score() -> None:
     out = ok_json("hint", XGID_7PT_64)
     assert out["dice"] == [6, 4]
     assert out["match"]["match_length"] == 7 and out["match"]["score_me"] == 0
-    assert out["equity"] == "normalised at the match score"
+    assert out["equity"] == "cubeless normalised at the match score"
     assert all(0.0 <= m["mwc"] <= 1.0 for m in out["moves"])
     # Explicit dice win over the XGID's.
     assert ok_json("hint", XGID_7PT_64, "21")["dice"] == [2, 1]
+
+
+def test_cubeful_hint() -> None:
+    out = ok_json("hint", START_ID, "62", "--cubeful", "--top", "3")
+    assert out["equity"] == "cubeful money"
+    from bgnet import Probs
+    from bgnet.hint import cubeful_after
+    from bgnet.match import MatchState
+
+    for m in out["moves"]:
+        probs = Probs(*(m["probs"][k] for k in ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")))
+        want, _ = cubeful_after(probs, Position.from_position_id(m["position_id"]), MatchState())
+        assert m["equity"] == pytest.approx(want, abs=1e-9)
+        assert m["cubeless_equity"] == pytest.approx(probs.equity(), abs=1e-6)
+    res = bgnet("hint", START_ID, "62", "--cubeful", "--top", "1")
+    assert res.returncode == 0 and "Cubeful 0-ply" in res.stdout
 
 
 def test_crawford_xgid_hint() -> None:

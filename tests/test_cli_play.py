@@ -187,7 +187,7 @@ def session(bot: StubBot, length: int, seed: int, double: bool, take: bool) -> s
     return out.getvalue()
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 3])  # with seed 3 the player wins the Crawford game
 def test_crawford_game_follows_a_passed_double(seed: int) -> None:
     # 2-point match: the bot doubles at once and the player passes, so the bot leads 1-0 and the
     # next game is the Crawford game, where nobody may double; after it the bot doubles again.

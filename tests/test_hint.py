@@ -9,9 +9,9 @@ import pytest
 
 from bgnet import Position, Probs, legal_moves
 from bgnet.cube import cube_decision
-from bgnet.hint import HintError, cube_hint, move_hint
+from bgnet.hint import HintError, cube_hint, cubeful_after, move_hint
 from bgnet.match import MatchState
-from bgnet.search import equity_at_score, evaluate_position, match_winning_chance
+from bgnet.search import equity_at_score, evaluate_position, match_winning_chance, mwc_to_equity
 
 
 def pip_probs(boards: np.ndarray) -> np.ndarray:
@@ -102,3 +102,31 @@ def test_cube_hint_money_default() -> None:
     hint = cube_hint(pip_probs, START)
     assert hint.decision.state == MatchState()
     assert hint.decision.probs == Probs(*evaluate_position(pip_probs, START, 0))
+
+
+def test_cubeful_equity_of_a_play_from_cube_theory() -> None:
+    # After the play the opponent wins 98% with no gammons: with access to the cube he doubles and the
+    # mover must pass, so the play is worth exactly -1 cube; when the mover owns the cube the opponent
+    # cannot double and the mover keeps a little more than the cubeless -0.96.
+    probs = Probs(0.02, 0.0, 0.0, 0.0, 0.0)
+    after = START
+    centred, mwc = cubeful_after(probs, after, MatchState())
+    assert centred == pytest.approx(-1.0) and mwc is None
+    owned, _ = cubeful_after(probs, after, MatchState(cube_value=2, cube_owner="me"))
+    assert owned > probs.equity()
+    # An even game at 3-away 3-away: the cubeful MWC lies near 50% and matches the normalised equity.
+    state = MatchState(5, 2, 2)
+    eq, mwc = cubeful_after(Probs(0.5, 0.1, 0.0, 0.1, 0.0), after, state)
+    assert mwc is not None and 0.4 < mwc < 0.6
+    assert eq == pytest.approx(mwc_to_equity(mwc, state))
+
+
+def test_cubeful_move_hint() -> None:
+    hint = move_hint(pip_probs, START, "62", cubeful=True)
+    assert hint.cubeful and "Cubeful 0-ply" in hint.format()
+    equities = [m.equity for m in hint.moves]
+    assert equities == sorted(equities, reverse=True)
+    for m in hint.moves:
+        want, _ = cubeful_after(m.probs, Position.from_position_id(m.position_id), MatchState())
+        assert m.equity == pytest.approx(want)
+        assert m.cubeless_equity == pytest.approx(m.probs.equity())

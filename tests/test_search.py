@@ -242,3 +242,19 @@ def test_gammon_saving_play_loses_its_value_when_gammons_do_not_count() -> None:
     assert rank_moves(fn, pos, (6, 5), 0, state=MatchState(1, 0, 0))[0].move == b  # DMP: wins only
     # At 2-away 2-away gammons count (a gammon loss ends the match), so the safe play stays best.
     assert rank_moves(fn, pos, (6, 5), 0, state=MatchState(5, 3, 3))[0].move == a
+
+
+def test_one_ply_identity_with_the_shipped_net() -> None:
+    from bgnet.agents import DEFAULT_CHECKPOINT
+    from bgnet.model import NetEvaluator
+
+    net = NetEvaluator.from_checkpoint(DEFAULT_CHECKPOINT).probs_of_boards
+    pos = CONTACT_NO_BAR
+    want = np.zeros(5)
+    for (a, b), w in zip(ROLLS, ROLL_WEIGHTS):
+        moves = legal_moves(pos, (a, b))
+        after = np.array([m.after.swap_sides().board for m in moves], np.int8)
+        theirs = [Probs(*map(float, row)) for row in net(after)]
+        best = max(range(len(moves)), key=lambda i: theirs[i].flip().equity())
+        want += w * np.array(list(theirs[best].flip()))
+    assert close(evaluate_position(net, pos, 1), Probs(*want), 1e-5)

@@ -1,0 +1,107 @@
+"""Agents behind one protocol: specs, legal plays, n-ply search wiring and cube actions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bgnet import Position, Probs, legal_moves
+from bgnet.agents import DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, PubevalAgent, RandomAgent, load_agent
+from bgnet.cube import cube_decision
+from bgnet.match import MatchState
+from bgnet.search import best_move, evaluate_position
+
+START = Position.start()
+# X far ahead in a race with O still on the bar: a position to double and pass.
+CRUSHING = Position.from_points({1: 3, 2: 3, 3: 3}, {25: 1, 13: 5, 14: 5, 15: 4})
+
+
+@pytest.fixture(scope="module")
+def neural() -> NeuralAgent:
+    agent = load_agent(str(DEFAULT_CHECKPOINT), ply=1)
+    assert isinstance(agent, NeuralAgent)
+    return agent
+
+
+def test_specs() -> None:
+    assert isinstance(load_agent("random"), RandomAgent)
+    assert isinstance(load_agent("PubEval"), PubevalAgent)
+    a = load_agent(f"{DEFAULT_CHECKPOINT}@2")
+    assert isinstance(a, NeuralAgent) and a.ply == 2 and a.name.endswith("@2")
+    assert load_agent("default").ply == 0  # type: ignore[attr-defined]
+    assert load_agent(f"{DEFAULT_CHECKPOINT}@2", ply=1).ply == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("spec", ["nosuchbot", "checkpoints/missing.pt@1", f"{DEFAULT_CHECKPOINT}@x",
+                                  f"{DEFAULT_CHECKPOINT}@9", "random@-1"])
+def test_bad_specs(spec: str) -> None:
+    with pytest.raises(AgentSpecError):
+        load_agent(spec)
+
+
+def test_corrupt_checkpoint_is_a_value_error(tmp_path: Path) -> None:
+    bad = tmp_path / "x.pt"
+    bad.write_bytes(b"junk")
+    with pytest.raises(ValueError, match="checkpoint"):
+        load_agent(str(bad))
+
+
+@pytest.mark.parametrize("spec", ["random", "pubeval", "default"])
+def test_every_agent_plays_legal_moves(spec: str) -> None:
+    agent = load_agent(spec)
+    for dice in ((3, 1), (6, 6), (5, 2)):
+        move = agent.choose_move(START, dice)
+        assert move in legal_moves(START, dice)
+    state = MatchState(5, 1, 2)
+    assert agent.choose_move(START, (4, 2), state) in legal_moves(START, (4, 2))
+
+
+def test_neural_agent_searches_at_its_ply(neural: NeuralAgent) -> None:
+    fn = neural.probs_fn
+    for dice in ((6, 4), (2, 1)):
+        assert neural.choose_move(START, dice) == best_move(fn, START, dice, 1)
+    got = neural.evaluate(START)
+    want = evaluate_position(fn, START, 1)
+    assert np.allclose(list(got), list(want))
+    assert got != evaluate_position(fn, START, 0)
+
+
+def test_neural_cube_actions_follow_the_cube_module(neural: NeuralAgent) -> None:
+    money = MatchState()
+    for pos in (START, CRUSHING):
+        decision = cube_decision(neural.evaluate(pos, money), money, pos)
+        assert neural.offers_double(pos, money) == decision.action.startswith("double")
+        assert neural.cube_response(pos, money) == decision.response
+    # No cube access: never a double, whatever the chances.
+    assert not neural.offers_double(CRUSHING, MatchState(cube_value=2, cube_owner="opponent"))
+    assert not neural.offers_double(CRUSHING, MatchState(5, 4, 2, crawford=True))
+
+
+def test_crushing_position_is_passed(neural: NeuralAgent) -> None:
+    # Every roll brings X closer to bearing off while O still has to enter: whatever the net says,
+    # the exact endings in a 1-ply search make X a big favourite.
+    p = neural.evaluate(CRUSHING)
+    assert p.win > 0.8
+    assert neural.cube_response(CRUSHING, MatchState()) == cube_decision(p, MatchState(), CRUSHING).response
+
+
+def test_simple_agents_cube_behaviour() -> None:
+    for agent in (RandomAgent(), PubevalAgent()):
+        assert agent.offers_double(START, MatchState()) is False
+        assert agent.cube_response(START, MatchState()) == "take"
+    assert RandomAgent().evaluate(START) == Probs(0.5, 0.0, 0.0, 0.0, 0.0)
+    with pytest.raises(NotImplementedError):
+        PubevalAgent().evaluate(START)
+
+
+def test_gnubg_needs_its_package() -> None:
+    try:
+        import gnubg_nn  # noqa: F401
+    except ImportError:
+        with pytest.raises(AgentSpecError, match="gnubg-nn"):
+            load_agent("gnubg")
+        return
+    agent = load_agent("gnubg@0")
+    assert agent.choose_move(START, (3, 1)) in legal_moves(START, (3, 1))
