@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from bgnet.match import MatchState
-from bgnet.met import MatchEquityTable, default_met
+from bgnet.met import MatchEquityTable, default_met, line_solve, line_value
 from bgnet.probs import Probs
 
 CONTACT_EFFICIENCY = 0.68
@@ -208,17 +208,17 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: o
             cash = won(k)
             up = line(2 * k, False, True)
             if up[3] > cash:
-                seg_hi_p, seg_hi_v = _solve(up, cash), cash
+                seg_hi_p, seg_hi_v = line_solve(up, cash), cash
         if theirs and k < top:
             cash = lost(k)
             down = line(2 * k, True, False)
             if down[1] < cash:
-                seg_lo_p, seg_lo_v = _solve(down, cash), cash
+                seg_lo_p, seg_lo_v = line_solve(down, cash), cash
         return seg_lo_p, seg_lo_v, seg_hi_p, seg_hi_v
 
     nd_live = line(c, state.cube_owner != "opponent" and not state.crawford,
                    state.cube_owner != "me" and not state.crawford, jacoby_now)
-    mwc_nd = x * _value_at(nd_live, p) + (1 - x) * dead(c, jacoby_now, p)
+    mwc_nd = x * line_value(nd_live, p) + (1 - x) * dead(c, jacoby_now, p)
     mwc_dead = dead(c, jacoby_now, p)
     w1, l1 = won(c), lost(c)
 
@@ -237,7 +237,7 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: o
     w2, l2 = win_value(2 * c), lose_value(2 * c)
 
     def take_value(q: float) -> float:
-        return x * _value_at(dt_live, q) + (1 - x) * (q * w2 + (1 - q) * l2)
+        return x * line_value(dt_live, q) + (1 - x) * (q * w2 + (1 - q) * l2)
 
     mwc_dt = take_value(p)
     mwc_dp = won(c)
@@ -278,23 +278,4 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: o
                         None if money else mwc_nd, None if money else mwc_dt, None if money else mwc_dp,
                         None if money else mwc_dead, x, pr, state)
 
-
-def _value_at(seg: Segment, p: float) -> float:
-    """Value of a clamped line at p."""
-    p_lo, v_lo, p_hi, v_hi = seg
-    if p <= p_lo:
-        return v_lo
-    if p >= p_hi:
-        return v_hi
-    return v_lo + (p - p_lo) * (v_hi - v_lo) / (p_hi - p_lo)
-
-
-def _solve(seg: Segment, v: float) -> float:
-    """The p at which a rising clamped line reaches v."""
-    p_lo, v_lo, p_hi, v_hi = seg
-    if v <= v_lo:
-        return p_lo
-    if v >= v_hi:
-        return p_hi
-    return p_lo + (v - v_lo) * (p_hi - p_lo) / (v_hi - v_lo)
 

@@ -292,19 +292,19 @@ def _ladder_centred(a: int, b: int, after: Callable[[int, int], float],
         if mine and cube < top:
             cash = after(a - cube, b)
             seg = line(2 * cube, False, True)
-            if _value_at(seg, 1.0) > cash:
-                p_hi, v_hi = _solve(seg, cash), cash
+            if line_value(seg, 1.0) > cash:
+                p_hi, v_hi = line_solve(seg, cash), cash
         if theirs and cube < top:
             cash = after(a, b - cube)
             seg = line(2 * cube, True, False)
-            if _value_at(seg, 0.0) < cash:
-                p_lo, v_lo = _solve(seg, cash), cash
+            if line_value(seg, 0.0) < cash:
+                p_lo, v_lo = line_solve(seg, cash), cash
         return p_lo, v_lo, p_hi, v_hi
 
-    return _value_at(line(1, True, True), 0.5)
+    return line_value(line(1, True, True), 0.5)
 
 
-def _value_at(seg: tuple[float, float, float, float], p: float) -> float:
+def line_value(seg: tuple[float, float, float, float], p: float) -> float:
     """Value of a clamped linear segment at p."""
     p_lo, v_lo, p_hi, v_hi = seg
     if p <= p_lo:
@@ -314,7 +314,7 @@ def _value_at(seg: tuple[float, float, float, float], p: float) -> float:
     return v_lo + (p - p_lo) * (v_hi - v_lo) / (p_hi - p_lo)
 
 
-def _solve(seg: tuple[float, float, float, float], v: float) -> float:
+def line_solve(seg: tuple[float, float, float, float], v: float) -> float:
     """The p at which a rising clamped segment reaches v."""
     p_lo, v_lo, p_hi, v_hi = seg
     if v <= v_lo:
