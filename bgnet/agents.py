@@ -75,16 +75,16 @@ class NeuralAgent(_CubeByProbs):
     """A bgnet checkpoint, searching ``ply`` plies deep (0 = the net alone)."""
 
     def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0) -> None:
-        from bgnet.model import NetEvaluator
+        from bgnet.fastnet import load_numpy_net
 
         self.path = str(path)
         self.ply = ply
-        self.evaluator = NetEvaluator.from_checkpoint(path)
+        self.net = load_numpy_net(path)  # no torch import: see bgnet.fastnet
         self.name = f"{self.path}@{ply}"
 
     def probs_fn(self, boards: np.ndarray) -> np.ndarray:
         """0-ply probabilities (N, 5) for boards, each for its side on roll."""
-        return self.evaluator.probs_of_boards(boards)
+        return self.net.probs_of_boards(boards)
 
     def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
         from bgnet.search import best_move

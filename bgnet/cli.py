@@ -142,14 +142,11 @@ def _position_and_state(args: argparse.Namespace) -> tuple[Position, MatchState 
 
 
 def _load_probs_fn(model: str | None) -> Callable[[np.ndarray], np.ndarray]:
-    """The 0-ply probabilities function of a checkpoint (torch imported here, on one thread)."""
-    import torch
-
-    torch.set_num_threads(1)
+    """The 0-ply probabilities function of a checkpoint (numpy forward pass; torch only on a cache miss)."""
     from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.model import NetEvaluator
+    from bgnet.fastnet import load_numpy_net
 
-    return NetEvaluator.from_checkpoint(model or DEFAULT_CHECKPOINT).probs_of_boards
+    return load_numpy_net(model or DEFAULT_CHECKPOINT).probs_of_boards
 
 
 def _print_hint(pos: Position, hint: MoveHints | CubeHint, as_json: bool) -> None:
@@ -238,9 +235,6 @@ def run_play(args: argparse.Namespace) -> int:
     ply = _check_ply(args.ply)
     if args.length < 0:
         raise CliError(f"--length must be 0 (a money game) or a positive match length, got {args.length}")
-    import torch
-
-    torch.set_num_threads(1)
     from bgnet.agents import DEFAULT_CHECKPOINT, NeuralAgent
     from bgnet.play import play_session
 
