@@ -97,8 +97,11 @@ class NeuralAgent(_CubeByProbs):
         return evaluate_position(self.probs_fn, pos, self.ply, state=state)
 
     def batch_scorer(self):
+        """0-ply: the net on every play; n-ply: ``SearchScorer`` (cubeless money ranking, all games at once)."""
         if self.ply != 0:
-            return None
+            from bgnet.search import SearchScorer
+
+            return SearchScorer(self.probs_fn, self.ply)
         from bgnet.duel import NeuralScorer
 
         return NeuralScorer(self.probs_fn)

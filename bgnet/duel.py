@@ -508,6 +508,9 @@ def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent], scorers: tup
         if not mine:
             continue
         scorer = scorers[k]
+        fn = probs_fns[k]
+        if scorer is not None and fn is None and not mine[0].game.rules.is_money and getattr(agents[k], "ply", 0) > 0:
+            scorer = None  # n-ply at a match score: the agent's own match-aware search, table by table
         if scorer is None:
             for t in mine:
                 assert t.game.dice is not None
@@ -516,7 +519,6 @@ def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent], scorers: tup
         boards = np.array([t.game.position.board for t in mine], np.int8)
         dice = np.array([t.game.dice for t in mine], np.int8)
         after, _s, _n, offsets = mk.gen_batch(boards, dice, *_SCRATCH)
-        fn = probs_fns[k]
         if fn is not None and not mine[0].game.rules.is_money:
             values = _match_values(mine, fn, after, offsets)
         else:

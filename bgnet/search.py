@@ -294,3 +294,36 @@ def best_move(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply: 
         cand = mk.swap_sides_batch(np.array([m.after.board for m in moves], np.int8))
         return moves[int(np.argmax(util.of(_flip(_net(probs_fn, cand)))))]
     return rank_moves(probs_fn, pos, dice, ply, state=state)[0].move
+
+
+class SearchScorer:
+    """A ``bgnet.duel.BatchScorer`` that ranks every game's plays at ``ply`` plies, all games at once.
+
+    It does for a whole batch of games what ``rank_moves`` does for one position
+    (cubeless money equity, the same filters), so that n-ply agents can play
+    thousands of games together: each level is one move generation and one
+    evaluation for every kept play of every game.
+    """
+
+    def __init__(self, probs_fn: ProbsFn, ply: int, filters: Sequence[MoveFilter] = DEFAULT_FILTERS) -> None:
+        self.probs_fn = probs_fn
+        self.ply = _check_ply(ply)
+        self.filters = tuple(filters)
+
+    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        cand = mk.swap_sides_batch(after)
+        probs = _flip(_net(self.probs_fn, cand))
+        values = MONEY.of(probs)
+        alive = np.arange(len(after))
+        for level in range(1, self.ply + 1):
+            f = self.filters[min(level - 1, len(self.filters) - 1)]
+            seg = np.searchsorted(offsets, alive, side="right") - 1  # the game of each alive play
+            kept = []
+            for g in np.unique(seg):
+                rows = alive[seg == g]
+                kept.append(rows[f.select(values[rows])])
+            alive = np.sort(np.concatenate(kept)) if kept else alive[:0]
+            deep = _flip(evaluate_boards(self.probs_fn, cand[alive], level))
+            # Deeper plays rank above shallower ones, as in rank_moves: lift each level by 10 points.
+            values[alive] = MONEY.of(deep) + 10.0 * level
+        return values

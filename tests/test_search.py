@@ -258,3 +258,31 @@ def test_one_ply_identity_with_the_shipped_net() -> None:
         best = max(range(len(moves)), key=lambda i: theirs[i].flip().equity())
         want += w * np.array(list(theirs[best].flip()))
     assert close(evaluate_position(net, pos, 1), Probs(*want), 1e-5)
+
+
+def test_search_scorer_plays_like_best_move_for_many_games_at_once():
+    from bgnet.agents import DEFAULT_CHECKPOINT
+    from bgnet.fastnet import load_numpy_net
+    from bgnet.movegen import generate_plays
+    from bgnet.search import SearchScorer
+
+    fn = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
+    rng = np.random.default_rng(4)
+    positions, pos = [], Position.start()
+    while len(positions) < 12:
+        moves = legal_moves(pos, tuple(rng.integers(1, 7, 2)))
+        pos = moves[rng.integers(len(moves))].after.swap_sides()
+        if pos.is_game_over():
+            pos = Position.start()
+        elif len(positions) < 12 and rng.random() < 0.3:
+            positions.append(pos)
+    boards = np.array([p.board for p in positions], np.int8)
+    dice = rng.integers(1, 7, (len(positions), 2)).astype(np.int8)
+    after, _s, _n, offsets = generate_plays(boards, dice)
+    for ply in (1, 2):
+        scores = SearchScorer(fn, ply).score_plays(boards, after, offsets)
+        for g, p in enumerate(positions):
+            seg = scores[offsets[g]:offsets[g + 1]]
+            chosen = after[offsets[g] + int(np.argmax(seg))]
+            expected = best_move(fn, p, tuple(dice[g]), ply).after.board
+            assert tuple(chosen.tolist()) == expected
