@@ -13,7 +13,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from bgnet.match import MatchState
-from bgnet.movegen import legal_moves, parse_dice
+from bgnet.movegen import _after_boards, legal_moves, parse_dice
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs
@@ -116,7 +116,7 @@ class PubevalAgent:
         from bgnet.pubeval import pubeval_scores
 
         moves = legal_moves(pos, dice)
-        after = np.array([m.after.board for m in moves], np.int8)
+        after = _after_boards(moves)
         return moves[int(np.argmax(pubeval_scores(after, race=pos.is_race())))]
 
     def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:

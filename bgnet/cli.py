@@ -187,6 +187,7 @@ def run_hint(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         raise CliError(f"--top must be at least 1, got {args.top}")
     probs_fn = _load_probs_fn(args.model)
+    hint: MoveHints | CubeHint
     if dice is None:
         hint = cube_hint(probs_fn, pos, state, ply=ply)
     else:

@@ -389,8 +389,8 @@ def play_deals(agents: tuple[DuelAgent, DuelAgent], rules: Rules, deals: Sequenc
             t = _Table(int(d), side, Match(rules), None, 0, np.zeros((0, 2), np.int8))  # type: ignore[arg-type]
             _start_game(t, seed)
             tables.append(t)
-    scorers = tuple(a.batch_scorer() for a in agents)
-    probs_fns = tuple(batch_probs(a) for a in agents)
+    scorers = (agents[0].batch_scorer(), agents[1].batch_scorer())
+    probs_fns = (batch_probs(agents[0]), batch_probs(agents[1]))
     live = list(tables)
     while live:
         _cube_offers(live, agents, probs_fns)

@@ -165,7 +165,7 @@ def encode(boards: np.ndarray, threads: int = 1) -> np.ndarray:
     if threads > 1 and boards.shape[0] >= 4096:
         import numba
 
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba.config sets it via globals()
         _encode_batch_parallel(boards, out)
     else:
         _encode_batch(boards, out)

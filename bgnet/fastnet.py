@@ -96,7 +96,7 @@ def _write_cache(file: Path, layers: list[tuple[np.ndarray, np.ndarray]], activa
         with os.fdopen(fd, "wb") as fh:
             arrays = {f"w{i}": w for i, (w, _) in enumerate(layers)} | {f"b{i}": b for i, (_, b) in enumerate(layers)}
             np.savez(fh, n_layers=len(layers), activation=np.array(activation), feature_version=FEATURE_VERSION,
-                     num_features=NUM_FEATURES, **arrays)
+                     num_features=NUM_FEATURES, **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle: bool
         os.replace(tmp, file)
     except OSError:
         pass  # an unwritable cache only costs speed
@@ -117,6 +117,7 @@ def load_numpy_net(path: str | os.PathLike[str]) -> NumpyNet:
 
     torch_net = load_net(path)
     linears = [m for m in torch_net.body if hasattr(m, "weight")] + [torch_net.head]
-    layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
+    layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())  # type: ignore[operator]  # torch types Module attributes as Tensor | Module
+              for m in linears]
     _write_cache(file, layers, torch_net.config.activation)
     return NumpyNet(layers, torch_net.config.activation)

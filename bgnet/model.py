@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import torch
@@ -84,6 +84,10 @@ class BgNet(nn.Module):
         return torch.stack((win, wg, wbg, lg, lbg), dim=1)
 
 
+@overload
+def equities(probs: torch.Tensor) -> torch.Tensor: ...
+@overload
+def equities(probs: np.ndarray) -> np.ndarray: ...
 def equities(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
     """Cubeless money equity of each row of five probabilities, for the side they belong to."""
     return 2.0 * probs[:, 0] - 1.0 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]

@@ -12,12 +12,12 @@ from typing import Sequence
 import numpy as np
 
 from bgnet import _movegen_kernels as _k
-from bgnet.notation import Move
+from bgnet.notation import Move, Step
 from bgnet.position import Position
 
 _SCRATCH = _k.new_scratch()
 _SINGLE = _k.new_single_buffers()
-_SET_BOARD = Position._board.__set__  # type: ignore[attr-defined]  # the slot, bypassing immutability
+_SET_BOARD = Position._board.__set__  # type: ignore[misc, attr-defined]  # the slot, bypassing immutability
 
 
 class InvalidDiceError(ValueError):
@@ -77,6 +77,7 @@ def legal_moves(pos: Position, dice: Sequence[int] | str) -> list[Move]:
     for r, s, k, w in zip(rows, step_rows, counts, words):
         after = new(Position)
         set_board(after, tuple(r))
+        st: tuple[Step, ...]
         if k == 2:
             st = ((s[0], s[1]), (s[2], s[3]))
         elif k == 4:
@@ -89,6 +90,16 @@ def legal_moves(pos: Position, dice: Sequence[int] | str) -> list[Move]:
     return moves
 
 
+
+def _after_boards(moves: Sequence[Move]) -> np.ndarray:
+    """The (N, 26) int8 afterstates of plays from ``legal_moves``, which always sets ``after``."""
+    boards = []
+    for m in moves:
+        assert m.after is not None, "a play from legal_moves always carries its afterstate"
+        boards.append(m.after.board)
+    return np.array(boards, np.int8)
+
+
 def generate_plays_parallel(boards: np.ndarray, dice: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``generate_plays`` spread over ``threads`` numba threads (worth it on many-core machines)."""
     import numba
@@ -97,5 +108,5 @@ def generate_plays_parallel(boards: np.ndarray, dice: np.ndarray, threads: int) 
     dice = np.ascontiguousarray(dice, dtype=np.int8)
     if threads <= 1:
         return generate_plays(boards, dice)
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba.config sets it via globals()
     return _k.gen_batch_parallel(boards, dice, max(1, min(len(boards), 4 * threads)))

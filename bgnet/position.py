@@ -60,6 +60,7 @@ class Position:
     """
 
     __slots__ = ("_board",)
+    _board: tuple[int, ...]
 
     def __init__(self, board: Iterable[int] = _START) -> None:
         cells = tuple(int(x) for x in board)

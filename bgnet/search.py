@@ -32,7 +32,7 @@ import numpy as np
 from bgnet import _game_kernels as gk
 from bgnet import _movegen_kernels as mk
 from bgnet.match import MatchState
-from bgnet.movegen import _SCRATCH, legal_moves, parse_dice
+from bgnet.movegen import _SCRATCH, _after_boards, legal_moves, parse_dice
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs
@@ -267,7 +267,7 @@ def rank_moves(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply:
     moves = legal_moves(pos, parse_dice(dice))
     util = utility_for(state)
     opp = utility_for(state.swap_sides()) if state is not None else util
-    cand = mk.swap_sides_batch(np.array([m.after.board for m in moves], np.int8))
+    cand = mk.swap_sides_batch(_after_boards(moves))
     probs = _flip(_net(probs_fn, cand))  # for the mover
     depth = np.zeros(len(moves), np.int64)
     alive = np.arange(len(moves))
@@ -291,7 +291,7 @@ def best_move(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply: 
         return moves[0]
     if ply == 0:  # the common case in games: skip building Probs objects
         util = utility_for(state)
-        cand = mk.swap_sides_batch(np.array([m.after.board for m in moves], np.int8))
+        cand = mk.swap_sides_batch(_after_boards(moves))
         return moves[int(np.argmax(util.of(_flip(_net(probs_fn, cand)))))]
     return rank_moves(probs_fn, pos, dice, ply, state=state)[0].move
 
