@@ -27,9 +27,7 @@ from bgnet.formats import (
 )
 from bgnet.position import Position
 
-VECTORS_PATH = Path(__file__).resolve().parents[2] / "shared" / "format_vectors.json"
-if not VECTORS_PATH.exists():  # a checkout that keeps its own copy
-    VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"
+VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # a copy of ../shared
 VECTORS: dict[str, Any] = json.loads(VECTORS_PATH.read_text())
 
 START_ID = "4HPwATDgc/ABMA"

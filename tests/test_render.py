@@ -11,9 +11,7 @@ import pytest
 from bgnet.position import Position
 from bgnet.render import render_board
 
-VECTORS_PATH = Path(__file__).resolve().parents[2] / "shared" / "format_vectors.json"
-if not VECTORS_PATH.exists():
-    VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"
+VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # a copy of ../shared
 POSITION_IDS = [v["position_id"] for v in json.loads(VECTORS_PATH.read_text())["position_ids"]]
 
 
