@@ -67,3 +67,17 @@ def test_bad_config_is_refused_with_one_sentence(tmp_path):
     junk.write_bytes(b"junk")
     r = run_train("--resume", str(junk))
     assert r.returncode == 2 and "corrupt" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_quick_config_beats_a_random_player(tmp_path, monkeypatch):
+    """The quick config's net wins at least 90% of games against random play (issue target)."""
+    monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
+    from bgnet.duel import NeuralScorer, RandomScorer, paired_duel
+    from bgnet.fastnet import load_numpy_net
+
+    out = tmp_path / "quick"
+    r = run_train("--config", "configs/quick.toml", "--out", str(out), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    net = load_numpy_net(out / "last.pt")
+    result = paired_duel(NeuralScorer(net.probs_of_boards), RandomScorer(3), n_pairs=200, seed=5)
+    assert result.win_rate >= 0.9, result.summary()
