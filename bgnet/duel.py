@@ -27,7 +27,7 @@ from bgnet import _movegen_kernels as mk
 from bgnet.encoding import race_flags
 from bgnet.game import (Game, Match, Rules, double, may_double, play, pre_beaver_state, raccoon, respond, roll,
                         wants_raccoon)
-from bgnet.model import equities
+from bgnet.probs import equities
 from bgnet.movegen import _SCRATCH
 from bgnet.position import Position
 from bgnet.probs import Probs

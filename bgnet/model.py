@@ -14,13 +14,14 @@ import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from bgnet.encoding import FEATURE_VERSION, NUM_FEATURES, encode
+from bgnet.probs import equities, flip_probs  # noqa: F401  (re-exported: numpy helpers live in bgnet.probs)
 
 CHECKPOINT_FORMAT = 1
 
@@ -82,26 +83,6 @@ class BgNet(nn.Module):
         lg = (1.0 - win) * s[:, 3]
         lbg = lg * s[:, 4]
         return torch.stack((win, wg, wbg, lg, lbg), dim=1)
-
-
-@overload
-def equities(probs: torch.Tensor) -> torch.Tensor: ...
-@overload
-def equities(probs: np.ndarray) -> np.ndarray: ...
-def equities(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
-    """Cubeless money equity of each row of five probabilities, for the side they belong to."""
-    return 2.0 * probs[:, 0] - 1.0 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
-
-
-def flip_probs(probs: np.ndarray) -> np.ndarray:
-    """Rows of five probabilities seen by the other side."""
-    out = np.empty_like(probs)
-    out[:, 0] = 1.0 - probs[:, 0]
-    out[:, 1] = probs[:, 3]
-    out[:, 2] = probs[:, 4]
-    out[:, 3] = probs[:, 1]
-    out[:, 4] = probs[:, 2]
-    return out
 
 
 def git_revision() -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -47,3 +49,19 @@ class Probs:
 
     def as_list(self) -> list[float]:
         return list(self)
+
+
+def equities(probs: Any) -> Any:
+    """Cubeless money equity of each row (N, 5) of probabilities (numpy or torch), for the side they belong to."""
+    return 2.0 * probs[:, 0] - 1.0 + probs[:, 1] - probs[:, 3] + probs[:, 2] - probs[:, 4]
+
+
+def flip_probs(probs: np.ndarray) -> np.ndarray:
+    """Rows (N, 5) of probabilities seen by the other side."""
+    out = np.empty_like(probs)
+    out[:, 0] = 1.0 - probs[:, 0]
+    out[:, 1] = probs[:, 3]
+    out[:, 2] = probs[:, 4]
+    out[:, 3] = probs[:, 1]
+    out[:, 4] = probs[:, 2]
+    return out

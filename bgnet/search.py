@@ -35,7 +35,7 @@ from bgnet.match import MatchState
 from bgnet.movegen import _SCRATCH, _after_boards, legal_moves, parse_dice
 from bgnet.notation import Move
 from bgnet.position import Position
-from bgnet.probs import Probs
+from bgnet.probs import Probs, flip_probs
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
 """Maps boards (N, 26) int8 to (N, 5) float32 probabilities for each board's side on roll."""
@@ -160,17 +160,6 @@ def _check_ply(ply: int) -> int:
 # -- batched evaluation ----------------------------------------------------------------
 
 
-def _flip(probs: np.ndarray) -> np.ndarray:
-    """Probability rows (N, 5) seen by the other side."""
-    out = np.empty_like(probs)
-    out[:, 0] = 1.0 - probs[:, 0]
-    out[:, 1] = probs[:, 3]
-    out[:, 2] = probs[:, 4]
-    out[:, 3] = probs[:, 1]
-    out[:, 4] = probs[:, 2]
-    return out
-
-
 def _net(probs_fn: ProbsFn, boards: np.ndarray) -> np.ndarray:
     """0-ply probabilities (N, 5) float64 of boards for each side on roll, exact for finished games."""
     out = np.zeros((len(boards), 5), np.float32)
@@ -209,12 +198,12 @@ def evaluate_boards(probs_fn: ProbsFn, boards: np.ndarray, ply: int, utility: Ut
     after, _steps, _ns, offsets = mk.gen_batch(rolled, dice, *_SCRATCH)
     cand = mk.swap_sides_batch(after)  # the opponent on roll
     cand_probs = _net(probs_fn, cand)  # for the opponent
-    mover_values = utility.of(_flip(cand_probs))
+    mover_values = utility.of(flip_probs(cand_probs))
     choice = gk.segment_argmax(mover_values, offsets)
     if ply == 1:
-        per_roll = _flip(cand_probs[choice])
+        per_roll = flip_probs(cand_probs[choice])
     else:
-        per_roll = _flip(evaluate_boards(probs_fn, cand[choice], ply - 1, opp_utility, utility))
+        per_roll = flip_probs(evaluate_boards(probs_fn, cand[choice], ply - 1, opp_utility, utility))
     out[live] = np.einsum("nrk,r->nk", per_roll.reshape(n, len(ROLLS), 5), ROLL_WEIGHTS)
     return out
 
@@ -268,13 +257,13 @@ def rank_moves(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply:
     util = utility_for(state)
     opp = utility_for(state.swap_sides()) if state is not None else util
     cand = mk.swap_sides_batch(_after_boards(moves))
-    probs = _flip(_net(probs_fn, cand))  # for the mover
+    probs = flip_probs(_net(probs_fn, cand))  # for the mover
     depth = np.zeros(len(moves), np.int64)
     alive = np.arange(len(moves))
     for level in range(1, ply + 1):
         f = filters[min(level - 1, len(filters) - 1)]
         alive = alive[f.select(util.of(probs[alive]))]
-        probs[alive] = _flip(evaluate_boards(probs_fn, cand[alive], level, opp, util))
+        probs[alive] = flip_probs(evaluate_boards(probs_fn, cand[alive], level, opp, util))
         depth[alive] = level
     values = util.of(probs)
     order = sorted(range(len(moves)), key=lambda i: (-depth[i], -values[i]))
@@ -292,7 +281,7 @@ def best_move(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply: 
     if ply == 0:  # the common case in games: skip building Probs objects
         util = utility_for(state)
         cand = mk.swap_sides_batch(_after_boards(moves))
-        return moves[int(np.argmax(util.of(_flip(_net(probs_fn, cand)))))]
+        return moves[int(np.argmax(util.of(flip_probs(_net(probs_fn, cand)))))]
     return rank_moves(probs_fn, pos, dice, ply, state=state)[0].move
 
 
@@ -312,7 +301,7 @@ class SearchScorer:
 
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         cand = mk.swap_sides_batch(after)
-        probs = _flip(_net(self.probs_fn, cand))
+        probs = flip_probs(_net(self.probs_fn, cand))
         values = MONEY.of(probs)
         alive = np.arange(len(after))
         for level in range(1, self.ply + 1):
@@ -323,7 +312,7 @@ class SearchScorer:
                 rows = alive[seg == g]
                 kept.append(rows[f.select(values[rows])])
             alive = np.sort(np.concatenate(kept)) if kept else alive[:0]
-            deep = _flip(evaluate_boards(self.probs_fn, cand[alive], level))
+            deep = flip_probs(evaluate_boards(self.probs_fn, cand[alive], level))
             # Deeper plays rank above shallower ones, as in rank_moves: lift each level by 10 points.
             values[alive] = MONEY.of(deep) + 10.0 * level
         return values

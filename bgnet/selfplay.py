@@ -18,7 +18,7 @@ import numpy as np
 
 from bgnet import _game_kernels as gk
 from bgnet import _movegen_kernels as mk
-from bgnet.model import equities
+from bgnet.probs import equities
 from bgnet.movegen import _SCRATCH, generate_plays_parallel
 from bgnet.position import STARTING_POSITION
 
