@@ -24,7 +24,7 @@ from bgnet.learner import fit  # noqa: E402
 from bgnet.model import BgNet, ModelConfig  # noqa: E402
 from bgnet.selfplay import SelfPlay  # noqa: E402
 from train.config import build_config  # noqa: E402
-from train.selfplay import make_probs_fn, trajectories_to_samples  # noqa: E402
+from train.selfplay import make_probs_fn, trajectories_to_samples, use_torch_encoder  # noqa: E402
 
 
 def measure(config_path: str, device: str, seconds: float, batch: int | None) -> dict:
@@ -38,7 +38,8 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None) ->
     dev = torch.device(cfg.device)
     net = BgNet(ModelConfig(hidden=tuple(cfg.hidden), activation=cfg.activation)).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-    probs_fn = make_probs_fn(net, dev, cfg.kernel_threads)
+    on_device = use_torch_encoder(cfg.encoder, dev)
+    probs_fn = make_probs_fn(net, dev, cfg.kernel_threads, on_device)
     play = SelfPlay(cfg.batch_games, seed=cfg.seed, threads=cfg.kernel_threads)
     rng = np.random.default_rng(0)
     buf_b, buf_t = [], []
@@ -56,7 +57,7 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None) ->
         buf_b.append(b)
         buf_t.append(t)
         if sum(len(x) for x in buf_b) >= cfg.train_batch:
-            fit(net, opt, np.concatenate(buf_b), np.concatenate(buf_t), cfg.minibatch, cfg.epochs, rng, dev)
+            fit(net, opt, np.concatenate(buf_b), np.concatenate(buf_t), cfg.minibatch, cfg.epochs, rng, dev, on_device)
             buf_b, buf_t = [], []
     elapsed = time.perf_counter() - t0
     return {"games_per_s": games / elapsed, "plies_per_s": plies / elapsed, "device": cfg.device,

@@ -22,9 +22,15 @@ def cosine_lr(lr: float, lr_final: float, progress: float) -> float:
 
 
 def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, targets: np.ndarray,
-        minibatch: int, epochs: int, rng: np.random.Generator, device: torch.device) -> float:
+        minibatch: int, epochs: int, rng: np.random.Generator, device: torch.device,
+        encode_on_device: bool = False) -> float:
     """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean squared error seen."""
-    x_all = torch.from_numpy(encode(boards)).to(device)
+    if encode_on_device:
+        from bgnet.encoding_torch import encode_torch
+
+        x_all = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(device))
+    else:
+        x_all = torch.from_numpy(encode(boards)).to(device)
     y_all = torch.from_numpy(np.ascontiguousarray(targets, np.float32)).to(device)
     n = len(boards)
     net.train()

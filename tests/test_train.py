@@ -81,3 +81,13 @@ def test_quick_config_beats_a_random_player(tmp_path, monkeypatch):
     net = load_numpy_net(out / "last.pt")
     result = paired_duel(NeuralScorer(net.probs_of_boards), RandomScorer(3), n_pairs=200, seed=5)
     assert result.win_rate >= 0.9, result.summary()
+
+
+def test_device_encoder_runs_the_same_loop(tmp_path):
+    """encoder=torch (what a GPU run uses) trains end to end; its features equal numba's (test_encoding_torch)."""
+    out = tmp_path / "t"
+    r = run_train("--config", "configs/quick.toml", *TINY, "--encoder=torch", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert read_checkpoint(out / "last.pt")["config"]["encoder"] == "torch"
+    r = run_train("--config", "configs/quick.toml", "--encoder=gpu", "--out", str(out))
+    assert r.returncode == 2 and "encoder must be" in r.stderr

@@ -51,6 +51,8 @@ class TrainConfig:
     """Chance of a random play instead of the best one during self-play."""
     threads: int = 1
     """Torch CPU threads (0 = torch's default; 1 avoids thread contention with the numba kernels)."""
+    encoder: str = "auto"
+    """Where features are computed: "numba" (host), "torch" (on the device), "auto" (torch on a GPU)."""
     kernel_threads: int = 1
     """Threads for move generation and encoding (numba); raise it on many-core GPU hosts."""
     eval_every: int = 5_000
@@ -143,6 +145,7 @@ def validate(cfg: TrainConfig) -> None:
         (cfg.device in ("cpu", "cuda") or cfg.device.startswith("cuda:"), "device must be cpu or cuda"),
         (cfg.eval_every >= 0 and cfg.checkpoint_every > 0 and cfg.log_every > 0, "eval_every, checkpoint_every and log_every must be positive (eval_every may be 0)"),
         (cfg.max_plies >= 50, "max_plies must be at least 50"),
+        (cfg.encoder in ("auto", "numba", "torch"), "encoder must be auto, numba or torch"),
         (cfg.kernel_threads >= 1 and cfg.threads >= 0, "kernel_threads must be at least 1 and threads at least 0"),
     ]
     for ok, message in checks:

@@ -19,6 +19,7 @@ import torch
 
 from bgnet.duel import NeuralScorer, PubevalScorer, paired_duel
 from bgnet.encoding import encode
+from bgnet.encoding_torch import encode_torch
 from bgnet.learner import cosine_lr, fit
 from bgnet.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgnet.selfplay import SelfPlay, Trajectory
@@ -50,12 +51,20 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, An
     return args, overrides
 
 
-def make_probs_fn(net: BgNet, device: torch.device, threads: int = 1):
-    """Boards -> probabilities with one forward pass (no gradients)."""
+def use_torch_encoder(encoder: str, device: torch.device) -> bool:
+    """Whether features are computed on the device (``encoder`` "torch", or "auto" off the CPU)."""
+    return encoder == "torch" or (encoder == "auto" and device.type != "cpu")
+
+
+def make_probs_fn(net: BgNet, device: torch.device, threads: int = 1, on_device: bool = False):
+    """Boards -> probabilities with one forward pass (no gradients); features on the device when ``on_device``."""
 
     @torch.inference_mode()
     def probs_fn(boards: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(encode(boards, threads)).to(device, non_blocking=True)
+        if on_device:
+            x = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(device, non_blocking=True))
+        else:
+            x = torch.from_numpy(encode(boards, threads)).to(device, non_blocking=True)
         return net(x).float().cpu().numpy()
 
     return probs_fn
@@ -131,7 +140,8 @@ def run(argv: list[str] | None) -> int:
         if len(resume_ckpt["buffer_boards"]):
             buf_boards = [np.asarray(resume_ckpt["buffer_boards"], np.int8)]
             buf_targets = [np.asarray(resume_ckpt["buffer_targets"], np.float32)]
-    probs_fn = make_probs_fn(net, device, cfg.kernel_threads)
+    on_device = use_torch_encoder(cfg.encoder, device)
+    probs_fn = make_probs_fn(net, device, cfg.kernel_threads, on_device)
 
     def checkpoint(name: str) -> Path:
         bb = np.concatenate(buf_boards) if buf_boards else np.zeros((0, 26), np.int8)
@@ -190,7 +200,7 @@ def run(argv: list[str] | None) -> int:
             for group in optimizer.param_groups:
                 group["lr"] = lr
             last_loss = fit(net, optimizer, np.concatenate(buf_boards), np.concatenate(buf_targets),
-                            cfg.minibatch, cfg.epochs, learn_rng, device)
+                            cfg.minibatch, cfg.epochs, learn_rng, device, on_device)
             buf_boards, buf_targets = [], []
             writer.add_scalar("losses/td_mse", last_loss, games)
             writer.add_scalar("charts/learning_rate", lr, games)
