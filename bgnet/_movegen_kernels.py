@@ -20,7 +20,7 @@ Design (why it is fast):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
 
 BAR = 25
@@ -350,53 +350,6 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
         total += gen_one(boards[i], dice[i, 0], dice[i, 1], out_b, out_s, out_n, out_d, total, tk1, tk2, tst, genbox, b, steps)
     offsets[n_pos] = total
     return out_b[:total], out_s[:total], out_n[:total], offsets
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def gen_batch_parallel(boards, dice, n_chunks):
-    """``gen_batch`` spread over threads: one pass counts each board's plays, a second writes them in place.
-
-    Each chunk of boards gets its own hash table and scratch rows, so threads share
-    nothing but the read-only input and disjoint slices of the output.
-    """
-    n_pos = boards.shape[0]
-    counts = np.zeros(n_pos, np.int64)
-    size = (n_pos + n_chunks - 1) // n_chunks
-    for c in prange(n_chunks):
-        tk1, tk2, tst = np.zeros(TABLE_SIZE, np.int64), np.zeros(TABLE_SIZE, np.int64), np.zeros(TABLE_SIZE, np.int64)
-        genbox = np.zeros(1, np.int64)
-        sb = np.empty((MAX_PER_POSITION, 26), np.int8)
-        ss = np.empty((MAX_PER_POSITION, 8), np.int8)
-        sn = np.empty(MAX_PER_POSITION, np.int8)
-        sd = np.empty(MAX_PER_POSITION, np.int64)
-        b = np.empty(26, np.int8)
-        steps = np.zeros(8, np.int8)
-        for i in range(c * size, min(n_pos, (c + 1) * size)):
-            counts[i] = gen_one(boards[i], dice[i, 0], dice[i, 1], sb, ss, sn, sd, 0, tk1, tk2, tst, genbox, b, steps)
-    offsets = np.zeros(n_pos + 1, np.int64)
-    for i in range(n_pos):
-        offsets[i + 1] = offsets[i] + counts[i]
-    total = offsets[n_pos]
-    out_b = np.empty((total, 26), np.int8)
-    out_s = np.empty((total, 8), np.int8)
-    out_n = np.empty(total, np.int8)
-    for c in prange(n_chunks):
-        # Plays are built in chunk-local rows (generation may write more rows than it keeps) and copied.
-        tk1, tk2, tst = np.zeros(TABLE_SIZE, np.int64), np.zeros(TABLE_SIZE, np.int64), np.zeros(TABLE_SIZE, np.int64)
-        genbox = np.zeros(1, np.int64)
-        sb = np.empty((MAX_PER_POSITION, 26), np.int8)
-        ss = np.empty((MAX_PER_POSITION, 8), np.int8)
-        sn = np.empty(MAX_PER_POSITION, np.int8)
-        sd = np.empty(MAX_PER_POSITION, np.int64)
-        b = np.empty(26, np.int8)
-        steps = np.zeros(8, np.int8)
-        for i in range(c * size, min(n_pos, (c + 1) * size)):
-            k = gen_one(boards[i], dice[i, 0], dice[i, 1], sb, ss, sn, sd, 0, tk1, tk2, tst, genbox, b, steps)
-            o = offsets[i]
-            out_b[o:o + k] = sb[:k]
-            out_s[o:o + k] = ss[:k]
-            out_n[o:o + k] = sn[:k]
-    return out_b, out_s, out_n, offsets
 
 
 def new_single_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -79,10 +79,6 @@ def _is_race(b):
 def _structure_side(b, side, out, base):
     home = 0
     stripped = 0
-    for p in range(1, 7):
-        n = _count(b, side, p)
-        if n >= 2:
-            home += 1
     best = 0
     run = 0
     blots = 0
@@ -90,6 +86,8 @@ def _structure_side(b, side, out, base):
     for p in range(1, 25):
         n = _count(b, side, p)
         if n >= 2:
+            if p <= 6:
+                home += 1
             run += 1
             if run > best:
                 best = run

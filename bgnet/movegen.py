@@ -85,7 +85,7 @@ def legal_moves(pos: Position, dice: Sequence[int] | str) -> list[Move]:
         else:
             st = tuple(zip(s[0:2 * k:2], s[1:2 * k:2]))
         m = new(Move)
-        m.__dict__.update(steps=st, after=after, hits=w >> 3, _sort=())
+        m.__dict__.update(steps=st, after=after, hits=w >> 3)
         moves.append(m)
     return moves
 
@@ -101,12 +101,24 @@ def _after_boards(moves: Sequence[Move]) -> np.ndarray:
 
 
 def generate_plays_parallel(boards: np.ndarray, dice: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``generate_plays`` spread over ``threads`` numba threads (worth it on many-core machines)."""
-    import numba
+    """``generate_plays`` spread over ``threads`` Python threads (worth it on many-core machines).
 
+    ``gen_batch`` releases the GIL (``nogil=True``), so each thread runs it on a
+    contiguous slice of the boards with its own hash-table scratch; the slices'
+    outputs are joined in order, so the result equals ``generate_plays``.
+    """
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     dice = np.ascontiguousarray(dice, dtype=np.int8)
-    if threads <= 1:
+    n = len(boards)
+    if threads <= 1 or n < 2:
         return generate_plays(boards, dice)
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba.config sets it via globals()
-    return _k.gen_batch_parallel(boards, dice, max(1, min(len(boards), 4 * threads)))
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = np.linspace(0, n, min(threads, n) + 1).astype(np.int64)
+    slices = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    with ThreadPoolExecutor(len(slices)) as pool:
+        parts = list(pool.map(lambda ab: _k.gen_batch(boards[ab[0]:ab[1]], dice[ab[0]:ab[1]], *_k.new_scratch()), slices))
+    starts = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
+    offsets = np.concatenate([p[3][:-1] + s for p, s in zip(parts, starts)] + [[starts[-1] + len(parts[-1][0])]])
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]), offsets.astype(np.int64))

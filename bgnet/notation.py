@@ -7,7 +7,7 @@ from text that does: hit marks come from the position (``parse_move``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Sequence
 
@@ -162,7 +162,6 @@ class Move:
     steps: tuple[Step, ...]
     after: "Position | None" = None
     hits: int = 0
-    _sort: tuple[Step, ...] = field(default=(), repr=False)
 
     @classmethod
     def from_str(cls, text: str) -> "Move":

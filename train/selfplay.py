@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import signal
 import sys
 import time
@@ -150,10 +152,10 @@ def run(argv: list[str] | None) -> int:
         save_checkpoint(path, net, optimizer=optimizer.state_dict(), config=asdict(cfg), games=games,
                         selfplay=play.state_dict(), rng_state=rng_states(learn_rng),
                         buffer_boards=bb, buffer_targets=bt)
-        if name != "last.pt":
-            save_checkpoint(out_dir / "last.pt", net, optimizer=optimizer.state_dict(), config=asdict(cfg),
-                            games=games, selfplay=play.state_dict(), rng_state=rng_states(learn_rng),
-                            buffer_boards=bb, buffer_targets=bt)
+        if name != "last.pt":  # the same bytes, copied and renamed into place (still atomic)
+            tmp = out_dir / "last.pt.copy.tmp"
+            shutil.copyfile(path, tmp)
+            os.replace(tmp, out_dir / "last.pt")
         return path
 
     # -- logging ------------------------------------------------------------------
