@@ -40,7 +40,7 @@ def main() -> int:
     import torch
 
     from bgnet.game import Rules
-    from eval.runner import DuelSpec, engine, run_duel
+    from bgnet.evaluation.runner import DuelSpec, engine, run_duel
 
     torch.set_num_threads(1)
     rules = Rules() if args.cubeful else None

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bgnet.learner import fit  # noqa: E402
 from bgnet.model import BgNet, ModelConfig  # noqa: E402
 from bgnet.selfplay import SelfPlay  # noqa: E402
-from train.config import build_config  # noqa: E402
-from train.selfplay import make_probs_fn, trajectories_to_samples, use_torch_encoder  # noqa: E402
+from bgnet.trainer.config import build_config  # noqa: E402
+from bgnet.trainer.selfplay import make_probs_fn, trajectories_to_samples, use_torch_encoder  # noqa: E402
 
 
 def measure(config_path: str, device: str, seconds: float, batch: int | None) -> dict:

@@ -17,8 +17,10 @@ from bgnet.movegen import _after_boards, legal_moves, parse_dice
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs
+from bgnet.resources import default_checkpoint
 
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "bgnet.pt"
+DEFAULT_CHECKPOINT = default_checkpoint()
+"""The released net (packaged in a wheel, or ``checkpoints/bgnet.pt`` in the repository)."""
 
 
 class AgentSpecError(ValueError):

@@ -277,9 +277,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+PASSTHROUGH = ("train", "eval")
+"""Subcommands with their own parsers: ``bgnet train`` is ``python -m train``, ``bgnet eval`` is ``python -m eval``."""
+
+
+def _run_passthrough(command: str, rest: list[str]) -> int:
+    """Hand ``rest`` to the trainer's or the evaluator's own command line."""
+    if command == "train":
+        from bgnet.trainer.selfplay import main as train_main
+
+        return int(train_main(rest))
+    from bgnet.evaluation.cli import main as eval_main
+
+    return int(eval_main(rest))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``bgnet`` with ``argv`` (default: the process arguments); returns the exit status."""
-    args = build_parser().parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw and raw[0] in PASSTHROUGH:
+        return _run_passthrough(raw[0], raw[1:])
+    args = build_parser().parse_args(raw)
     try:
         return int(args.run(args))
     except ValueError as err:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import eval.runner as runner
-from eval.__main__ import main
-from eval.runner import DuelSpec, run_duel
-from eval.tournament import elo_difference, least_squares_ratings
+import bgnet.evaluation.runner as runner
+from bgnet.evaluation.cli import main
+from bgnet.evaluation.runner import DuelSpec, run_duel
+from bgnet.evaluation.tournament import elo_difference, least_squares_ratings
 from bgnet.game import Rules
 
 ROOT = Path(__file__).resolve().parent.parent

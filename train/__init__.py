@@ -1,0 +1,1 @@
+"""Repository entry point for ``python -m train``; the trainer lives in :mod:`bgnet.trainer`."""

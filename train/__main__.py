@@ -1,7 +1,7 @@
-"""``python -m train --config configs/NAME.toml [--key=value ...]``: TD(lambda) self-play training."""
+"""``python -m train --config configs/NAME.toml [--key=value ...]``: a thin entry point for ``bgnet train``."""
 
 import sys
 
-from train.selfplay import main
+from bgnet.trainer.selfplay import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""``python -m train.export RUN_CHECKPOINT OUT.pt``: a small release checkpoint (weights and metadata only)."""
+"""``python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt``: a small release checkpoint (weights and metadata only)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ def export(src: str, dst: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m train.export RUN_CHECKPOINT OUT.pt", file=sys.stderr)
+        print("usage: python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt", file=sys.stderr)
         return 2
     try:
         export(args[0], args[1])
     except CheckpointError as exc:
-        print(f"train.export: error: {exc}", file=sys.stderr)
+        print(f"bgnet.trainer.export: error: {exc}", file=sys.stderr)
         return 2
     return 0
 

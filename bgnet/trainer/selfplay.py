@@ -26,7 +26,7 @@ from bgnet.learner import cosine_lr, fit
 from bgnet.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgnet.selfplay import SelfPlay, Trajectory
 from bgnet.td import lambda_returns, result_probs
-from train.config import ConfigError, TrainConfig, build_config
+from bgnet.trainer.config import ConfigError, TrainConfig, build_config
 
 EVAL_SEED = 20261129
 
