@@ -40,9 +40,9 @@ DICE = "42"
 PLIES = (0, 1, 2)
 
 
-def warm_ms(ply: int, repeats: int) -> tuple[float, int]:
+def warm_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT) -> tuple[float, int]:
     """Median milliseconds of one in-process move hint at ``ply``, and how many plays were searched to it."""
-    fn = NetEvaluator.from_checkpoint(DEFAULT_CHECKPOINT).probs_of_boards
+    fn = NetEvaluator.from_checkpoint(model).probs_of_boards
     hint = move_hint(fn, POSITION, DICE, ply=ply)  # warm-up: kernels and torch
     times = []
     for _ in range(repeats):
@@ -52,10 +52,10 @@ def warm_ms(ply: int, repeats: int) -> tuple[float, int]:
     return 1000 * statistics.median(times), sum(m.ply == ply for m in hint.moves)
 
 
-def cold_ms(ply: int, repeats: int) -> float:
+def cold_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT) -> float:
     """Median wall milliseconds of a fresh ``bgnet hint`` process at ``ply``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cmd = [sys.executable, "-m", "bgnet", "hint", POSITION.position_id(), DICE, "--ply", str(ply)]
+    cmd = [sys.executable, "-m", "bgnet", "hint", POSITION.position_id(), DICE, "--ply", str(ply), "--model", str(model)]
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -70,19 +70,22 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--warm-repeats", type=int, default=9, help="in-process repeats per ply (median)")
     parser.add_argument("--cold-repeats", type=int, default=3, help="fresh processes per ply (median)")
+    parser.add_argument("--model", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint (default: the shipped net)")
+    parser.add_argument("--plies", default="0,1,2", help="plies to measure, comma-separated")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warm, searched = {}, {}
-    for ply in PLIES:
-        warm[str(ply)], searched[str(ply)] = warm_ms(ply, args.warm_repeats)
-    cold = {str(ply): cold_ms(ply, args.cold_repeats) for ply in PLIES}
+    plies = tuple(int(p) for p in args.plies.split(","))
+    for ply in plies:
+        warm[str(ply)], searched[str(ply)] = warm_ms(ply, args.warm_repeats, args.model)
+    cold = {str(ply): cold_ms(ply, args.cold_repeats, args.model) for ply in plies}
     out = {
         "position_id": POSITION.position_id(),
         "dice": DICE,
         "warm_ms": warm,
         "cold_ms": cold,
         "plays_searched_to_full_ply": searched,
-        "model": str(DEFAULT_CHECKPOINT.relative_to(ROOT)),
+        "model": str(args.model),
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -92,7 +95,7 @@ def main() -> None:
         return
     print(f"bgnet hint {POSITION.position_id()} {DICE} --ply N  (one torch thread)")
     print(f"{'ply':>3}  {'warm ms':>9}  {'cold ms':>9}  plays at full ply")
-    for ply in PLIES:
+    for ply in plies:
         k = str(ply)
         print(f"{ply:>3}  {warm[k]:9.1f}  {cold[k]:9.0f}  {searched[k]}")
 

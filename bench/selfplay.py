@@ -36,9 +36,9 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None) ->
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     dev = torch.device(cfg.device)
-    net = BgNet(ModelConfig(hidden=tuple(cfg.hidden), activation=cfg.activation)).to(dev)
+    net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-    on_device = use_torch_encoder(cfg.encoder, dev)
+    on_device = use_torch_encoder(cfg.encoder, dev, cfg.feature_version)
     probs_fn = make_probs_fn(net, dev, cfg.kernel_threads, on_device)
     play = SelfPlay(cfg.batch_games, seed=cfg.seed, threads=cfg.kernel_threads)
     rng = np.random.default_rng(0)
@@ -61,7 +61,7 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None) ->
             buf_b, buf_t = [], []
     elapsed = time.perf_counter() - t0
     return {"games_per_s": games / elapsed, "plies_per_s": plies / elapsed, "device": cfg.device,
-            "batch": cfg.batch_games, "hidden": cfg.hidden, "config": config_path, "seconds": round(elapsed, 1),
+            "batch": cfg.batch_games, "hidden": cfg.hidden, "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
             "torch_threads": torch.get_num_threads()}
 
 

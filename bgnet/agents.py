@@ -1,142 +1,179 @@
-"""Players behind one protocol: neural nets at n-ply, pubeval, random, and GNU Backgammon when installed.
+"""Players behind one protocol (``bgnet.protocols.Agent``): neural nets at n-ply, pubeval, random, GNU Backgammon.
 
 ``load_agent(spec)`` understands ``random``, ``pubeval``, a checkpoint path with an
 optional ``@ply`` (``checkpoints/bgnet.pt@2``), ``default`` (the shipped net) and
-``gnubg[@ply]`` (needs the optional ``gnubg-nn`` package).
+``gnubg[@ply]`` (needs the optional ``gnubg-nn`` package). ``BaseAgent`` gives
+every ability of the protocol a default, so a new player only writes what it
+does differently:
+
+    agent = bgnet.load_agent("default", ply=2)
+    agent.hint(pos, "31").best.move      # a Move
+    agent.cube(pos, MatchState(7, 2, 4)).decision.action
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from bgnet.errors import BgnetError
 from bgnet.match import MatchState
-from bgnet.movegen import _after_boards, legal_moves, parse_dice
+from bgnet.movegen import afterstate_boards, legal_moves, parse_dice
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs
+from bgnet.protocols import Agent, Answer, BatchScorer, Evaluator, as_evaluator
 from bgnet.resources import default_checkpoint
+from bgnet.search import MAX_PLY, check_ply
+
+if TYPE_CHECKING:
+    from bgnet.hint import CubeHint, MoveHints
+
+__all__ = ["DEFAULT_CHECKPOINT", "Agent", "AgentSpecError", "BaseAgent", "GnubgAgent", "NeuralAgent",
+           "NoProbabilitiesError", "PubevalAgent", "RandomAgent", "load_agent"]
 
 DEFAULT_CHECKPOINT = default_checkpoint()
 """The released net (packaged in a wheel, or ``checkpoints/bgnet.pt`` in the repository)."""
 
 
-class AgentSpecError(ValueError):
+class AgentSpecError(BgnetError):
     """An agent specification that names no known player."""
 
 
-class Agent(Protocol):
-    """A backgammon player."""
+class NoProbabilitiesError(BgnetError):
+    """A request for probabilities (an evaluation, a hint) from a player that gives none."""
 
-    name: str
+
+class BaseAgent:
+    """Defaults for every ability of ``Agent``: plays by its evaluator at ``ply``, cube actions from it.
+
+    Without an evaluator (``evaluator = None``) the agent never doubles, always
+    takes, never raccoons and refuses evaluations and hints; subclasses override
+    ``choose_move`` and ``batch_scorer`` as they need.
+    """
+
+    name: str = "agent"
+    ply: int = 0
+    evaluator: Evaluator | None = None
+
+    def _needs_evaluator(self, what: str) -> Evaluator:
+        if self.evaluator is None:
+            raise NoProbabilitiesError(f"{self.name} gives no probabilities, so it cannot give {what}")
+        return self.evaluator
 
     def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
-        """The play for ``dice`` (the empty move when none is legal); ``state`` makes it match-aware."""
-        ...
+        """The best play at ``ply`` by the evaluator (match-aware with ``state``)."""
+        from bgnet.search import best_move
+
+        return best_move(self._needs_evaluator("plays"), pos, parse_dice(dice), self.ply, state=state)
 
     def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
-        """Cubeless chances for the side on roll (``state`` steers the plays inside a search)."""
-        ...
+        """Cubeless chances for the side on roll at ``ply`` (``state`` steers the plays inside the search)."""
+        from bgnet.search import evaluate_position
+
+        return evaluate_position(self._needs_evaluator("evaluations"), pos, self.ply, state=state)
 
     def offers_double(self, pos: Position, state: MatchState) -> bool:
-        """Whether to double (the side on roll, before rolling)."""
-        ...
-
-    def cube_response(self, pos: Position, state: MatchState) -> str:
-        """Answer to a double by the side on roll in ``pos``: "take", "pass" or "beaver"."""
-        ...
-
-    def batch_scorer(self):
-        """A ``bgnet.duel.BatchScorer`` for vectorised play, or None when the agent has none."""
-        ...
-
-
-class _CubeByProbs:
-    """Cube actions from the agent's own probabilities through ``bgnet.cube``."""
-
-    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def offers_double(self, pos: Position, state: MatchState) -> bool:
+        """Doubles when ``bgnet.cube`` says so for its own chances (never without an evaluator)."""
+        if self.evaluator is None or not state.may_double:
+            return False
         from bgnet.cube import cube_decision
 
-        if not state.may_double:
-            return False
         return cube_decision(self.evaluate(pos, state), state, pos).action.startswith("double")
 
-    def cube_response(self, pos: Position, state: MatchState) -> str:
+    def cube_response(self, pos: Position, state: MatchState) -> Answer:
+        """Takes, passes or beavers as ``bgnet.cube`` says for its own chances (always takes without an evaluator)."""
+        if self.evaluator is None:
+            return "take"
         from bgnet.cube import cube_decision
 
         response = cube_decision(self.evaluate(pos, state), state, pos).response
-        return response or "take"
+        return "pass" if response == "pass" else "beaver" if response == "beaver" else "take"
+
+    def offers_raccoon(self, pos: Position, state: MatchState) -> bool:
+        """Raccoons while its own chances say it is still the favourite after the take (positive double/take equity)."""
+        if self.evaluator is None:
+            return False
+        from bgnet.cube import cube_decision
+
+        dt = cube_decision(self.evaluate(pos), state, pos).equity_double_take
+        return dt is not None and dt > 0.0
+
+    def batch_scorer(self) -> BatchScorer | None:
+        """None: play table by table."""
+        return None
+
+    def cube_evaluator(self) -> Evaluator | None:
+        """The evaluator at 0 ply (its probabilities are then the agent's cube view); None when it searches deeper."""
+        return self.evaluator if self.ply == 0 else None
+
+    def hint(self, pos: Position, dice: Sequence[int] | str, *, state: MatchState | None = None,
+             top: int | None = None, cubeful: bool = False) -> MoveHints:
+        """The plays of ``dice`` ranked best first at ``ply`` (see ``bgnet.hint.move_hint``)."""
+        from bgnet.hint import move_hint
+
+        return move_hint(self._needs_evaluator("hints"), pos, dice, ply=self.ply, state=state, top=top,
+                         cubeful=cubeful)
+
+    def cube(self, pos: Position, state: MatchState | None = None) -> CubeHint:
+        """The cube decision of the side on roll at ``ply`` (see ``bgnet.hint.cube_hint``)."""
+        from bgnet.hint import cube_hint
+
+        return cube_hint(self._needs_evaluator("cube hints"), pos, state, ply=self.ply)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
 
 
-class NeuralAgent(_CubeByProbs):
+class NeuralAgent(BaseAgent):
     """A bgnet checkpoint, searching ``ply`` plies deep (0 = the net alone)."""
 
     def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0) -> None:
         from bgnet.fastnet import load_numpy_net
 
         self.path = str(path)
-        self.ply = ply
+        self.ply = check_ply(ply)
         self.net = load_numpy_net(path)  # no torch import: see bgnet.fastnet
+        self.evaluator = self.net
         self.name = f"{self.path}@{ply}"
 
     def probs_fn(self, boards: np.ndarray) -> np.ndarray:
-        """0-ply probabilities (N, 5) for boards, each for its side on roll."""
+        """0-ply probabilities (N, 5) for boards, each for its side on roll (the old name of ``evaluator``)."""
         return self.net.probs_of_boards(boards)
 
-    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
-        from bgnet.search import best_move
-
-        return best_move(self.probs_fn, pos, parse_dice(dice), self.ply, state=state)
-
-    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
-        from bgnet.search import evaluate_position
-
-        return evaluate_position(self.probs_fn, pos, self.ply, state=state)
-
-    def batch_scorer(self):
+    def batch_scorer(self) -> BatchScorer:
         """0-ply: the net on every play; n-ply: ``SearchScorer`` (cubeless money ranking, all games at once)."""
         if self.ply != 0:
             from bgnet.search import SearchScorer
 
-            return SearchScorer(self.probs_fn, self.ply)
-        from bgnet.duel import NeuralScorer
+            return SearchScorer(self.net, self.ply)
+        from bgnet.scorers import NeuralScorer
 
-        return NeuralScorer(self.probs_fn)
+        return NeuralScorer(self.net)
 
 
-class PubevalAgent:
+class PubevalAgent(BaseAgent):
     """Tesauro's pubeval: moves only; never doubles and always takes (it has no probabilities)."""
 
     name = "pubeval"
 
     def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
+        """The play pubeval scores highest (race or contact weights from the position)."""
         from bgnet.pubeval import pubeval_scores
 
         moves = legal_moves(pos, dice)
-        after = _after_boards(moves)
-        return moves[int(np.argmax(pubeval_scores(after, race=pos.is_race())))]
+        return moves[int(np.argmax(pubeval_scores(afterstate_boards(moves), race=pos.is_race())))]
 
-    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
-        raise NotImplementedError("pubeval scores plays but gives no probabilities")
-
-    def offers_double(self, pos: Position, state: MatchState) -> bool:
-        return False
-
-    def cube_response(self, pos: Position, state: MatchState) -> str:
-        return "take"
-
-    def batch_scorer(self):
-        from bgnet.duel import PubevalScorer
+    def batch_scorer(self) -> BatchScorer:
+        """``PubevalScorer``."""
+        from bgnet.scorers import PubevalScorer
 
         return PubevalScorer()
 
 
-class RandomAgent:
+class RandomAgent(BaseAgent):
     """Uniformly random legal plays (seeded); never doubles, always takes."""
 
     name = "random"
@@ -146,26 +183,44 @@ class RandomAgent:
         self.seed = seed
 
     def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
+        """A uniformly random legal play."""
         moves = legal_moves(pos, dice)
         return moves[int(self.rng.integers(len(moves)))]
 
     def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
+        """An even game, whatever the position."""
         return Probs(0.5, 0.0, 0.0, 0.0, 0.0)
 
-    def offers_double(self, pos: Position, state: MatchState) -> bool:
-        return False
-
-    def cube_response(self, pos: Position, state: MatchState) -> str:
-        return "take"
-
-    def batch_scorer(self):
-        from bgnet.duel import RandomScorer
+    def batch_scorer(self) -> BatchScorer:
+        """``RandomScorer`` (its choices do not depend on how games are batched)."""
+        from bgnet.scorers import RandomScorer
 
         return RandomScorer(self.seed)
 
 
-class GnubgAgent(_CubeByProbs):
-    """GNU Backgammon's neural nets through the optional ``gnubg-nn`` package (evaluation only)."""
+class _GnubgEvaluator:
+    """GNU Backgammon's probabilities through ``gnubg_nn`` (exact for finished games)."""
+
+    def __init__(self, gnubg: object, ply: int) -> None:
+        self.gnubg = gnubg
+        self.ply = ply
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        from bgnet import _game_kernels as gk
+
+        boards = np.ascontiguousarray(boards, np.int8)
+        out = np.zeros((len(boards), 5), np.float32)
+        codes = gk.terminal_codes(boards)
+        for i, row in enumerate(boards):
+            if codes[i] == 0:
+                nr, r = Position._trusted(tuple(int(x) for x in row)).boards()
+                out[i] = self.gnubg.probabilities([list(nr), list(r)], self.ply)  # type: ignore[attr-defined]
+        gk.apply_terminal(codes, out)
+        return out
+
+
+class GnubgAgent(BaseAgent):
+    """GNU Backgammon's neural nets through the optional ``gnubg-nn`` package (its own search depth)."""
 
     def __init__(self, ply: int = 0) -> None:
         try:
@@ -173,8 +228,18 @@ class GnubgAgent(_CubeByProbs):
         except ImportError:
             raise AgentSpecError("agent 'gnubg' needs the optional gnubg-nn package (pip install 'bgnet[ref]')") from None
         self.gnubg = gnubg_nn
-        self.ply = ply
+        self.ply = check_ply(ply)  # gnubg's own depth: its probabilities and plays are already this deep
+        self.evaluator = _GnubgEvaluator(gnubg_nn, ply)
         self.name = f"gnubg@{ply}"
+
+    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
+        """gnubg's chances at its own depth (no bgnet search on top)."""
+        row = self._needs_evaluator("evaluations").probs_of_boards(np.array([pos.board], np.int8))[0]
+        return Probs(*map(float, row))
+
+    def probs_fn(self, boards: np.ndarray) -> np.ndarray:
+        """gnubg's probabilities (N, 5) for boards, each for its side on roll."""
+        return as_evaluator(self._needs_evaluator("probabilities")).probs_of_boards(boards)
 
     def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
         """gnubg's own cubeless choice (``state`` is not passed on: gnubg-nn ranks plays cubeless)."""
@@ -192,38 +257,25 @@ class GnubgAgent(_CubeByProbs):
                 return m
         raise RuntimeError(f"gnubg's play {pairs} for {d1}{d2} in {pos.position_id()} is not among bgnet's legal plays")
 
-    def probs_fn(self, boards: np.ndarray) -> np.ndarray:
-        """gnubg's probabilities (N, 5) for boards, each for its side on roll."""
-        from bgnet import _game_kernels as gk
+    def batch_scorer(self) -> BatchScorer:
+        """``NeuralScorer`` over gnubg's probabilities."""
+        from bgnet.scorers import NeuralScorer
 
-        out = np.empty((len(boards), 5), np.float32)
-        codes = gk.terminal_codes(np.ascontiguousarray(boards, np.int8))
-        for i, row in enumerate(boards):
-            if codes[i] == 0:
-                nr, r = Position._trusted(tuple(int(x) for x in row)).boards()
-                out[i] = self.gnubg.probabilities([list(nr), list(r)], self.ply)
-        gk.apply_terminal(codes, out)
-        return out
-
-    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
-        return Probs(*map(float, self.probs_fn(np.array([pos.board], np.int8))[0]))
-
-    def batch_scorer(self):
-        from bgnet.duel import NeuralScorer
-
-        return NeuralScorer(self.probs_fn)
+        return NeuralScorer(self._needs_evaluator("plays"))
 
 
-def load_agent(spec: str, ply: int | None = None, seed: int = 0) -> Agent:
+def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0) -> BaseAgent:
     """The player named by ``spec``; ``ply`` overrides an ``@ply`` suffix."""
     name, _, suffix = spec.strip().partition("@")
     if suffix:
-        if not suffix.isdigit() or int(suffix) > 3:
-            raise AgentSpecError(f"agent {spec!r}: the ply after '@' must be 0, 1, 2 or 3")
+        if not suffix.isdigit() or int(suffix) > MAX_PLY:
+            raise AgentSpecError(f"agent {spec!r}: the ply after '@' must be from 0 to {MAX_PLY}")
         ply = int(suffix) if ply is None else ply
     ply = 0 if ply is None else ply
-    if ply < 0 or ply > 3:
-        raise AgentSpecError(f"agent {spec!r}: ply must be 0, 1, 2 or 3")
+    try:
+        check_ply(ply)
+    except BgnetError:
+        raise AgentSpecError(f"agent {spec!r}: ply must be from 0 to {MAX_PLY}") from None
     lowered = name.lower()
     if lowered == "random":
         return RandomAgent(seed)
@@ -236,3 +288,8 @@ def load_agent(spec: str, ply: int | None = None, seed: int = 0) -> Agent:
     if not Path(name).exists():
         raise AgentSpecError(f"agent {spec!r} is not random, pubeval, gnubg or an existing checkpoint file")
     return NeuralAgent(name, ply)
+
+
+def _conforms(agent: BaseAgent) -> Agent:
+    """Type check only: every BaseAgent is an ``Agent``."""
+    return agent

@@ -15,11 +15,14 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
 
+from bgnet.serve.cli import add_serve_arguments, run_serve  # stdlib-only module: the web stack loads in run_serve
+
 if TYPE_CHECKING:  # heavy or unused at run time: imported inside the subcommands
     import numpy as np
 
     from bgnet.hint import CubeHint, MoveHints
     from bgnet.match import MatchState
+    from bgnet.notation import Move
     from bgnet.position import Position
 
 PROG = "bgnet"
@@ -56,20 +59,7 @@ def run_moves(args: argparse.Namespace) -> int:
     dice = parse_dice(args.dice)
     moves = legal_moves(pos, dice)
     if args.json:
-        out = {
-            "position_id": pos.position_id(),
-            "dice": list(dice),
-            "moves": [
-                {
-                    "move": m.text,
-                    "steps": [list(s) for s in m.steps],
-                    "after_position_id": m.after.position_id() if m.after is not None else None,
-                    "next_position_id": m.after.swap_sides().position_id() if m.after is not None else None,
-                }
-                for m in moves
-            ],
-        }
-        print(json.dumps(out))
+        print(json.dumps(moves_to_dict(pos, dice, moves)))
         return 0
     print(pos)
     print()
@@ -79,6 +69,23 @@ def run_moves(args: argparse.Namespace) -> int:
         after = m.after.position_id() if m.after is not None else ""
         print(f"{i:4d}. {m.text or '(no play)':<{width}}  {after}")
     return 0
+
+
+def moves_to_dict(pos: Position, dice: tuple[int, int], moves: Sequence[Move]) -> dict[str, object]:
+    """The JSON object of ``bgnet moves --json`` (also served by ``bgnet serve``'s ``/api/moves``)."""
+    return {
+        "position_id": pos.position_id(),
+        "dice": list(dice),
+        "moves": [
+            {
+                "move": m.text,
+                "steps": [list(s) for s in m.steps],
+                "after_position_id": m.after.position_id() if m.after is not None else None,
+                "next_position_id": m.after.swap_sides().position_id() if m.after is not None else None,
+            }
+            for m in moves
+        ],
+    }
 
 
 def _plays(n: int, empty: bool) -> str:
@@ -117,13 +124,14 @@ def _check_ply(ply: int) -> int:
 
 def _position_and_state(args: argparse.Namespace) -> tuple[Position, MatchState | None, tuple[int, int] | None]:
     """The position, the match state (from an XGID POSITION, a "PositionID:MatchID", --match or --xgid) and any dice they hold."""
+    from bgnet.formats import is_xgid as written_as_xgid
     from bgnet.formats import parse_match_id, parse_xgid
     from bgnet.match import MatchState
     from bgnet.position import Position
 
     text = args.position.strip()
     pos = Position.parse(text)
-    is_xgid = text.upper().startswith("XGID=") or text.count(":") >= 9
+    is_xgid = written_as_xgid(text)
     match_id = text.split(":", 1)[1].strip() if ":" in text and not is_xgid else None
     if (is_xgid or match_id) and (args.match or args.xgid):
         raise CliError("POSITION already gives the score and cube, so --match and --xgid cannot be used with it")
@@ -262,6 +270,7 @@ SUBCOMMANDS: list[Subcommand] = [
     Subcommand("hint", "rank the plays of a roll by equity, or give the cube hint", add_hint_arguments, run_hint),
     Subcommand("cube", "the cube decision for the side on roll", add_cube_arguments, run_cube),
     Subcommand("play", "play a game or match against the bot in the terminal", add_play_arguments, run_play),
+    Subcommand("serve", "serve the board page and a JSON API (localhost by default)", add_serve_arguments, run_serve),
 ]
 
 

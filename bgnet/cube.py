@@ -3,30 +3,36 @@
 The cubeful value of a position is Janowski's interpolation between a dead cube
 (the cubeless value) and a fully live cube (winning chances that move
 continuously, each side doubling exactly at the other's take point), weighted by a
-cube efficiency ``x``. In matches the outcome values are match winning chances
-from the match equity table, so gammon values, the Crawford rule and dead cubes
-at the score come out of the same ladder. docs/CUBE.md derives each rule.
+cube efficiency ``x`` that depends on the kind of position. The live part is the
+ladder of ``bgnet.met`` (shared with the MET generator): cash points found level by
+level from the average value of a win and of a loss, with play-on lines for the
+side that is too good to double. In matches the outcome values are match winning
+chances from the match equity table, so gammon values, the Crawford rule and dead
+cubes at the score come out of the same ladder. docs/CUBE.md derives each rule.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from functools import lru_cache
+from typing import Literal, Sequence
 
 from bgnet.match import MatchState
-from bgnet.met import MatchEquityTable, default_met, line_solve, line_value
+from bgnet.met import Ladder, MatchEquityTable, build_ladder, default_met, polyline_value
+from bgnet.position import Position
 from bgnet.probs import Probs
 
 CONTACT_EFFICIENCY = 0.68
-"""Cube efficiency for contact positions (gnubg's published default)."""
+"""Cube efficiency for contact positions (gnubg's published default, also used for crashed positions)."""
 RACE_EFFICIENCY_MIN, RACE_EFFICIENCY_MAX = 0.60, 0.70
 """Race efficiency bounds: 0.55 + 0.00125 * pips of the side on roll, clamped (gnubg's published defaults)."""
-_MONEY_LADDER_LEVELS = 20
-"""Money cube levels followed above the current cube before the cube is treated as dead."""
+BEAROFF_EFFICIENCY = 0.60
+"""Cube efficiency once both sides are bearing off (every checker in its home board): few rolls remain."""
 
-Segment = tuple[float, float, float, float]
-"""A clamped rising line (p_lo, v_lo, p_hi, v_hi): v_lo below p_lo, v_hi above p_hi."""
+Action = Literal["no double", "double, take", "double, pass", "too good"]
+Response = Literal["take", "pass", "beaver"]
+PositionKind = Literal["contact", "race", "bear-off"]
 
 
 class InvalidProbsError(ValueError):
@@ -41,17 +47,19 @@ class CubeDecision:
     match equity (+1 = winning a single game at this cube, -1 = losing one); the
     ``mwc_*`` fields carry the match winning chances behind them (None in money play).
     ``take_point`` is the opponent's take point: his lowest game winning chance at
-    which taking is right. Double fields are None when the side on roll cannot double.
+    which taking is right. Double fields are None when the side on roll cannot double
+    (no access, the Crawford game, or a dead cube: see ``dead_cube``).
     """
 
-    action: str
-    """"no double", "double, take", "double, pass", "double, beaver" or "too good"."""
+    action: Action
+    """"no double", "double, take", "double, pass" or "too good" (a beavered double reads "double, take")."""
     proper_cube_action: str
-    """gnubg-style text, e.g. "Double, take", "No redouble, take", "Too good to double, pass"."""
-    response: str | None
+    """gnubg-style text, e.g. "Double, take", "No redouble, beaver", "Too good to double, pass"."""
+    response: Response | None
     """The opponent's best answer to a double: "take", "pass" or "beaver" (None if no double is possible)."""
     equity_no_double: float
     equity_double_take: float | None
+    """Double/take, before any beaver (a beaver doubles it again: see ``double_value``)."""
     equity_double_pass: float | None
     cubeless_equity: float
     """Dead-cube equity at this cube and score (normalised like the cubeful ones)."""
@@ -65,31 +73,48 @@ class CubeDecision:
     cube_efficiency: float
     probs: Probs
     state: MatchState
+    dead_cube: str | None = None
+    """Why the cube is dead for the side on roll (a sentence), or None."""
+    position_kind: PositionKind = "contact"
+    """The kind of position the cube efficiency was chosen for."""
 
     @property
     def is_redouble(self) -> bool:
         """Whether a double here would be a redouble (the side on roll owns the cube)."""
         return self.state.cube_owner == "me"
 
-    def _double_value(self) -> float:
-        """What doubling is worth after the opponent's best answer (-inf when no double is possible)."""
+    @property
+    def beaver(self) -> bool:
+        """Whether the opponent's best answer to a double is to beaver."""
+        return self.response == "beaver"
+
+    @property
+    def double_value(self) -> float | None:
+        """What doubling is worth after the opponent's best answer (None when no double is possible)."""
         if self.equity_double_take is None or self.equity_double_pass is None:
-            return -math.inf
+            return None
         if self.response == "beaver":
             return 2.0 * self.equity_double_take
         return min(self.equity_double_take, self.equity_double_pass)
+
+    @property
+    def equity(self) -> float:
+        """The cubeful equity of the best cube action (normalised like the others)."""
+        dv = self.double_value
+        return self.equity_no_double if dv is None else max(self.equity_no_double, dv)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict of every field (probabilities and state as nested dicts)."""
         d = asdict(self)
         d["probs"] = dict(zip(("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"),
                               self.probs.as_list()))
+        d["rules"] = rules_text(self.state)
         return d
 
     def format(self) -> str:
-        """Text in the style of GNU Backgammon's cube analysis."""
+        """Text in the style of GNU Backgammon's cube analysis, headed by the rules it assumed."""
         p = self.probs
-        lines = [f"Cube analysis ({self.state})",
+        lines = [f"Cube analysis ({self.state})", f"Rules assumed: {rules_text(self.state)}",
                  f"  {p.win:.3f} {p.win_gammon:.3f} {p.win_backgammon:.3f} - "
                  f"{p.lose:.3f} {p.lose_gammon:.3f} {p.lose_backgammon:.3f}"]
         if self.state.is_money:
@@ -102,29 +127,92 @@ class CubeDecision:
         options: list[tuple[str, float, float | None]] = [
             ("No " + word.lower(), self.equity_no_double, self.mwc_no_double)]
         if self.equity_double_take is not None and self.equity_double_pass is not None:
-            take_label = f"{word}, beaver" if self.response == "beaver" else f"{word}, take"
-            take_eq = 2 * self.equity_double_take if self.response == "beaver" else self.equity_double_take
-            options += [(take_label, take_eq, self.mwc_double_take), (f"{word}, pass", self.equity_double_pass, self.mwc_double_pass)]
-        best = max(self.equity_no_double, self._double_value())
+            take_label = f"{word}, beaver" if self.beaver else f"{word}, take"
+            take_eq = 2 * self.equity_double_take if self.beaver else self.equity_double_take
+            options += [(take_label, take_eq, self.mwc_double_take),
+                        (f"{word}, pass", self.equity_double_pass, self.mwc_double_pass)]
+        best = self.equity
         for i, (label, eq, mwc) in enumerate(options, 1):
             diff = "" if abs(eq - best) < 5e-7 else f"  ({eq - best:+.3f})"
             extra = "" if mwc is None else f"  [MWC {100 * mwc:.2f}%]"
             lines.append(f"{i}. {label:<20}{eq:+.3f}{diff}{extra}")
         lines.append(f"Proper cube action: {self.proper_cube_action}")
         if self.take_point is not None:
-            lines.append(f"Take point: {100 * self.take_point:.1f}%  (cube efficiency {self.cube_efficiency:.2f})")
+            lines.append(f"Take point: {100 * self.take_point:.1f}%  "
+                         f"(cube efficiency {self.cube_efficiency:.2f}, {self.position_kind})")
         return "\n".join(lines)
 
 
-def cube_efficiency(position: object | None) -> float:
-    """Cube efficiency x for a position: lower in races (depends on pips), a fixed value in contact."""
+def rules_text(state: MatchState) -> str:
+    """The cube rules a decision assumed, in words (for the header of every cube hint)."""
+    if state.is_money:
+        return (f"money game, Jacoby rule {'on' if state.jacoby else 'off'}, "
+                f"beavers {'allowed' if state.beavers else 'not allowed'}"
+                + (", raccoons allowed" if state.raccoons else ""))
+    tag = "Crawford game" if state.crawford else ("post-Crawford" if state.post_crawford else "Crawford rule")
+    return f"{state.match_length}-point match, {tag}" + (", Holland rule" if state.holland else "")
+
+
+# -- position kinds and cube efficiency ------------------------------------------------
+
+def position_kind(position: Position) -> PositionKind:
+    """"bear-off" when every checker of both sides is in its home board, "race" without contact, else "contact"."""
+    b = position.board
+    if b[25] or b[0]:
+        return "contact"
+    mine = [p for p in range(1, 25) if b[p] > 0]
+    theirs = [p for p in range(1, 25) if b[p] < 0]
+    if mine and theirs and max(mine) >= min(theirs):
+        return "contact"
+    if (not mine or max(mine) <= 6) and (not theirs or min(theirs) >= 19):
+        return "bear-off"
+    return "race"
+
+
+def cube_efficiency(position: Position | None) -> float:
+    """Cube efficiency x for a position by its kind (contact, race by pips, bear-off by the rolls left)."""
     if position is None:
         return CONTACT_EFFICIENCY
-    if position.is_race():  # type: ignore[attr-defined]
-        pips = position.pips()[0]  # type: ignore[attr-defined]
-        return min(RACE_EFFICIENCY_MAX, max(RACE_EFFICIENCY_MIN, 0.55 + 0.00125 * pips))
-    return CONTACT_EFFICIENCY
+    return _kind_and_efficiency(position)[1]
 
+
+def bearoff_rolls(position: Position) -> tuple[int, int]:
+    """Rough rolls each side needs to bear off (mine, the opponent's): enough for the pips, two checkers a roll."""
+    b = position.board
+    mine = [(p, b[p]) for p in range(1, 25) if b[p] > 0]
+    theirs = [(25 - p, -b[p]) for p in range(1, 25) if b[p] < 0]
+
+    def rolls(side: list[tuple[int, int]]) -> int:
+        checkers = sum(n for _, n in side)
+        pips = sum(p * n for p, n in side)
+        return max(1, -(-checkers // 2), math.ceil((pips + checkers) / 8.17 - 0.5))
+
+    return rolls(mine), rolls(theirs)
+
+
+def _efficiency_of(position: Position, kind: PositionKind) -> float:
+    """Efficiency for a kind of position.
+
+    Contact: 0.68. Race: 0.55 + 0.00125 * the pips of the side on roll, clamped to
+    [0.6, 0.7]. Bear-off: 0.6 scaled down as the game's last exchanges near: with one
+    roll left to either side the cube is dead (0), with two 0.2, three 0.4, then 0.6.
+    """
+    if kind == "contact":
+        return CONTACT_EFFICIENCY
+    if kind == "bear-off":
+        exchanges = min(bearoff_rolls(position))
+        return BEAROFF_EFFICIENCY * min(1.0, (exchanges - 1) / 3.0)
+    return min(RACE_EFFICIENCY_MAX, max(RACE_EFFICIENCY_MIN, 0.55 + 0.00125 * position.pips()[0]))
+
+
+@lru_cache(maxsize=4096)
+def _kind_and_efficiency(position: Position) -> tuple[PositionKind, float]:
+    """Cached kind and efficiency of a position (positions repeat in games and searches)."""
+    kind = position_kind(position)
+    return kind, _efficiency_of(position, kind)
+
+
+# -- probabilities ------------------------------------------------------------------------
 
 def _check_probs(values: Probs | Sequence[float]) -> Probs:
     """Validate five chances (clamping rounding noise) and return them as Probs."""
@@ -143,139 +231,201 @@ def _check_probs(values: Probs | Sequence[float]) -> Probs:
     return Probs(w, wg, min(wb, wg), lg, min(lb, lg))
 
 
-def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: object | None = None,
+# -- outcome values ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OutcomeValues:
+    """What each game result is worth to the side on roll at one score and cube, for every cube level.
+
+    Level n is the current cube times 2**n. ``won[n]``/``lost[n]``: my value (money: points
+    per current cube; match: MWC) when I win/lose a single game, a gammon and a
+    backgammon at that level. ``mine_useful[n]``: whether my double from level n can
+    gain at all (the doubled cube does not already cover what I need), likewise
+    ``theirs_useful``. These depend on the score only, so they are cached per state.
+    """
+
+    money: bool
+    won: tuple[tuple[float, float, float], ...]
+    lost: tuple[tuple[float, float, float], ...]
+    mine_useful: tuple[bool, ...]
+    theirs_useful: tuple[bool, ...]
+    dead_reason: str | None
+    """Why my cube is dead at level 0 (None when my double can gain)."""
+
+    def ladder(self, ratios: tuple[float, float, float, float], singles_now: bool) -> Ladder:
+        """The live-cube ladder for gammon ratios (gw, bw, gl, bl) (shares of wins/losses that are gammons+, backgammons).
+
+        ``singles_now``: the Jacoby rule with a centred cube, so level 0 counts gammons
+        single; once the cube is turned they count again.
+        """
+        gw, bw, gl, bl = ratios
+        win = [(1 - gw) * s + (gw - bw) * g + bw * b for s, g, b in self.won]
+        lose = [(1 - gl) * s + (gl - bl) * g + bl * b for s, g, b in self.lost]
+        cash = [w[0] for w in self.won]
+        drop = [v[0] for v in self.lost]
+        if self.money:
+            # The infinite money ladder is the same at every level (in units of its cube):
+            # its fixed point gives the cash points in closed form (docs/CUBE.md).
+            big_w, big_l = win[0], -lose[0]
+            my_cash = (big_l + 1.0) / (big_w + big_l + 0.5)
+            opp_cash = (big_l - 0.5) / (big_w + big_l + 0.5)
+            ladder = Ladder(tuple(win), tuple(lose), tuple(cash), tuple(drop), (my_cash, my_cash), (opp_cash, opp_cash))
+        else:
+            ladder = build_ladder(win, lose, cash, drop, self.mine_useful, self.theirs_useful)
+        if singles_now:
+            ladder = Ladder((cash[0],) + ladder.win[1:], (drop[0],) + ladder.lose[1:], ladder.cash, ladder.drop,
+                            ladder.my_cash, ladder.opp_cash)
+        return ladder
+
+
+_MONEY_VALUES = OutcomeValues(True, ((1.0, 2.0, 3.0), (2.0, 4.0, 6.0)), ((-1.0, -2.0, -3.0), (-2.0, -4.0, -6.0)),
+                              (True, True), (True, True), None)
+
+
+@lru_cache(maxsize=1024)
+def _match_values(met: MatchEquityTable, a: int, b: int, cube: int, crawford_done: bool) -> OutcomeValues:
+    """Outcome values at a match score (I need ``a``, the opponent ``b``, cube ``cube``)."""
+    after = met.after_game
+    levels = [cube]
+    while levels[-1] < max(a, b):
+        levels.append(2 * levels[-1])
+    levels.append(2 * levels[-1])
+    won = tuple((after(a - k, b, crawford_done), after(a - 2 * k, b, crawford_done), after(a - 3 * k, b, crawford_done))
+                for k in levels)
+    lost = tuple((after(a, b - k, crawford_done), after(a, b - 2 * k, crawford_done), after(a, b - 3 * k, crawford_done))
+                 for k in levels)
+    mine = tuple(k < a for k in levels)
+    theirs = tuple(k < b for k in levels)
+    reason = None
+    if a == 1 and b == 1:
+        reason = "double match point: the next game decides the match, so the cube is dead"
+    elif a == 1:
+        reason = "the post-Crawford leader's cube is dead: any win already takes the match"
+    elif cube >= a:
+        reason = f"the cube at {cube} already wins the match for the {a} points needed, so it is dead"
+    return OutcomeValues(False, won, lost, mine, theirs, reason)
+
+
+def outcome_values(state: MatchState, met: MatchEquityTable | None = None) -> OutcomeValues:
+    """The (cached) outcome values of ``state``: money points, or MWC from ``met`` (default Kazaross-XG2)."""
+    if state.is_money:
+        return _MONEY_VALUES
+    return _match_values(met or default_met(), state.away_me, state.away_opp, state.cube_value, state.crawford_done)
+
+
+def _cubeful(ladder: Ladder, level: int, mine: bool, theirs: bool, x: float, p: float) -> float:
+    """x * live + (1 - x) * dead at ``level`` for winning chance ``p``."""
+    if theirs and not mine and level + 1 < len(ladder.win) and _free_redouble(ladder, level):
+        # The opponent's redouble costs him nothing (my wins already take the match), so he
+        # makes it at once: the game is played on the next level with a cube nobody can use.
+        return _cubeful(ladder, level + 1, False, False, x, p)
+    dead = p * ladder.win[level] + (1.0 - p) * ladder.lose[level]
+    return x * polyline_value(ladder.knots(level, mine, theirs), p) + (1.0 - x) * dead
+
+
+def _free_redouble(ladder: Ladder, level: int) -> bool:
+    """Whether the opponent, holding the cube at ``level``, loses nothing by redoubling at once.
+
+    True when my results are worth the same on the next level (the cube already wins me
+    the match) while his redouble could gain (his cash point exists).
+    """
+    return (ladder.opp_cash[level] is not None and ladder.win[level + 1] == ladder.win[level]
+            and ladder.cash[level + 1] == ladder.cash[level])
+
+
+def _take_point(ladder: Ladder, theirs: bool, x: float, cash: float) -> float:
+    """The opponent's take point: 1 - the p where my double/take value (cubeful, level 1) reaches the cash."""
+    level = 1
+    if theirs and level + 1 < len(ladder.win) and _free_redouble(ladder, level):
+        level, theirs = 2, False
+    knots = ladder.knots(level, False, theirs)
+    w, l = ladder.win[level], ladder.lose[level]
+    pts = [(q, x * v + (1.0 - x) * (q * w + (1.0 - q) * l)) for q, v in knots]
+    if pts[-1][1] <= cash:
+        return 0.0
+    if pts[0][1] >= cash:
+        return 1.0
+    for (q0, v0), (q1, v1) in zip(pts, pts[1:]):
+        if v1 >= cash:
+            p_star = q0 if v1 <= v0 else q0 + (cash - v0) * (q1 - q0) / (v1 - v0)
+            return 1.0 - p_star
+    return 0.0  # pragma: no cover - the last knot reaches the cash
+
+
+# -- the decision ------------------------------------------------------------------------
+
+def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: Position | None = None,
                   *, efficiency: float | None = None, met: MatchEquityTable | None = None) -> CubeDecision:
     """The cube action for the side on roll from its five cubeless probabilities and the match state.
 
-    ``position`` (optional) only sets the cube efficiency (``efficiency`` overrides it);
-    ``met`` defaults to Kazaross-XG2.
+    ``position`` (optional) only sets the cube efficiency by its kind (``efficiency``
+    overrides it); ``met`` defaults to Kazaross-XG2. A pure function of its arguments.
     """
     pr = _check_probs(probs)
-    x = cube_efficiency(position) if efficiency is None else float(efficiency)
-    if not 0.0 <= x <= 1.0:
-        raise InvalidProbsError(f"cube efficiency must lie between 0 and 1, got {x}")
-    c = state.cube_value
-    money = state.is_money
-    met = met or (None if money else default_met())
-
-    # Outcome values: my value (money in units of the current cube, or MWC) when I win/lose k points.
-    if money:
-        def won(k: int) -> float:
-            return k / c
-
-        def lost(k: int) -> float:
-            return -k / c
-        top = c << _MONEY_LADDER_LEVELS
+    kind: PositionKind = "contact"
+    if position is not None:
+        kind, x = _kind_and_efficiency(position)
     else:
-        assert met is not None
-        a, b, done = state.away_me, state.away_opp, state.crawford_done
-        after = met.after_game
-
-        def won(k: int) -> float:
-            return after(a - k, b, done)
-
-        def lost(k: int) -> float:
-            return after(a, b - k, done)
-        top = 1 << max(1, (2 * max(a, b)).bit_length())
-
+        x = CONTACT_EFFICIENCY
+    if efficiency is not None:
+        x = float(efficiency)
+        if not 0.0 <= x <= 1.0:
+            raise InvalidProbsError(f"cube efficiency must lie between 0 and 1, got {x}")
+    money = state.is_money
+    values = outcome_values(state, met)
     p = pr.win
-    gw = pr.win_gammon / p if p > 0 else 0.0
-    bw = pr.win_backgammon / p if p > 0 else 0.0
-    gl = pr.lose_gammon / (1 - p) if p < 1 else 0.0
-    bl = pr.lose_backgammon / (1 - p) if p < 1 else 0.0
+    ratios = (pr.win_gammon / p if p > 0 else 0.0, pr.win_backgammon / p if p > 0 else 0.0,
+              pr.lose_gammon / (1 - p) if p < 1 else 0.0, pr.lose_backgammon / (1 - p) if p < 1 else 0.0)
+    singles = money and state.jacoby and state.cube_owner == "centred"
+    ladder = values.ladder(ratios, singles)
 
-    def win_value(k: int, singles: bool = False) -> float:
-        """Average value of my win with cube k (gammons single under Jacoby with a centred cube)."""
-        if singles:
-            return won(k)
-        return (1 - gw) * won(k) + (gw - bw) * won(2 * k) + bw * won(3 * k)
-
-    def lose_value(k: int, singles: bool = False) -> float:
-        if singles:
-            return lost(k)
-        return (1 - gl) * lost(k) + (gl - bl) * lost(2 * k) + bl * lost(3 * k)
-
-    jacoby_now = money and state.jacoby and state.cube_owner == "centred"
-
-    def dead(k: int, singles: bool, q: float) -> float:
-        return q * win_value(k, singles) + (1 - q) * lose_value(k, singles)
-
-    def line(k: int, mine: bool, theirs: bool, singles: bool = False) -> Segment:
-        """My live-cube value with cube k as a clamped line in p; mine/theirs: who may double."""
-        seg_lo_p, seg_lo_v = 0.0, lose_value(k, singles)
-        seg_hi_p, seg_hi_v = 1.0, win_value(k, singles)
-        if mine and k < top:
-            cash = won(k)
-            up = line(2 * k, False, True)
-            if up[3] > cash:
-                seg_hi_p, seg_hi_v = line_solve(up, cash), cash
-        if theirs and k < top:
-            cash = lost(k)
-            down = line(2 * k, True, False)
-            if down[1] < cash:
-                seg_lo_p, seg_lo_v = line_solve(down, cash), cash
-        return seg_lo_p, seg_lo_v, seg_hi_p, seg_hi_v
-
-    nd_live = line(c, state.cube_owner != "opponent" and not state.crawford,
-                   state.cube_owner != "me" and not state.crawford, jacoby_now)
-    mwc_nd = x * line_value(nd_live, p) + (1 - x) * dead(c, jacoby_now, p)
-    mwc_dead = dead(c, jacoby_now, p)
-    w1, l1 = won(c), lost(c)
+    mine_now = state.may_double and values.mine_useful[0]
+    theirs_now = state.cube_owner != "me" and not state.crawford and values.theirs_useful[0]
+    mwc_nd = _cubeful(ladder, 0, mine_now, theirs_now, x, p)
+    mwc_dead = _cubeful(ladder, 0, False, False, 0.0, p)
+    w1, l1 = ladder.cash[0], ladder.drop[0]
 
     def norm(v: float) -> float:
         """Money: already in cube units; match: gnubg's normalised equity from MWC."""
         return v if money else (2.0 * (v - l1) / (w1 - l1) - 1.0 if w1 > l1 else 0.0)
 
-    money_eq = pr.equity()
-    if not state.may_double:
-        text = "No double (Crawford game)" if state.crawford else "No double (the opponent owns the cube)"
-        return CubeDecision("no double", text, None, norm(mwc_nd), None, None, norm(mwc_dead), money_eq, None,
-                            None if money else mwc_nd, None, None, None if money else mwc_dead, x, pr, state)
+    def decision(action: Action, text: str, response: Response | None, dt: float | None, dp: float | None,
+                 take_point: float | None, dead: str | None = None) -> CubeDecision:
+        return CubeDecision(
+            action=action, proper_cube_action=text, response=response, equity_no_double=norm(mwc_nd),
+            equity_double_take=None if dt is None else norm(dt), equity_double_pass=None if dp is None else norm(dp),
+            cubeless_equity=norm(mwc_dead), money_equity=pr.equity(), take_point=take_point,
+            mwc_no_double=None if money else mwc_nd, mwc_double_take=None if money else dt,
+            mwc_double_pass=None if money else dp, mwc_cubeless=None if money else mwc_dead,
+            cube_efficiency=x, probs=pr, state=state, dead_cube=dead, position_kind=kind)
 
-    dt_live = line(2 * c, False, True)
+    if not mine_now:
+        if state.crawford:
+            return decision("no double", "No double (Crawford game)", None, None, None, None)
+        if state.cube_owner == "opponent":
+            return decision("no double", "No double (the opponent owns the cube)", None, None, None, None)
+        reason = values.dead_reason or "the cube is dead"
+        return decision("no double", f"No double (dead cube: {reason})", None, None, None, None, reason)
 
-    w2, l2 = win_value(2 * c), lose_value(2 * c)
-
-    def take_value(q: float) -> float:
-        return x * line_value(dt_live, q) + (1 - x) * (q * w2 + (1 - q) * l2)
-
-    mwc_dt = take_value(p)
-    mwc_dp = won(c)
-    # The opponent's take point: the p at which my double/take value reaches the cash (bisection; rising in p).
-    if take_value(1.0) <= mwc_dp:
-        p_star = 1.0
-    elif take_value(0.0) >= mwc_dp:
-        p_star = 0.0
-    else:
-        lo, hi = 0.0, 1.0
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if take_value(mid) < mwc_dp:
-                lo = mid
-            else:
-                hi = mid
-        p_star = 0.5 * (lo + hi)
-    take_point = 1.0 - p_star
-
+    theirs_up = values.theirs_useful[1]
+    mwc_dt = _cubeful(ladder, 1, False, theirs_up, x, p)
+    mwc_dp = ladder.cash[0]
+    take_point = _take_point(ladder, theirs_up, x, mwc_dp)
     nd, dt, dp = norm(mwc_nd), norm(mwc_dt), norm(mwc_dp)
-    if mwc_dt > mwc_dp:
+    response: Response
+    if dt >= dp:
         response, double_value = "pass", dp
-    elif money and state.beavers and dt < 0.0:
+    elif money and state.beavers and dt <= 0.0:
         response, double_value = "beaver", 2.0 * dt
     else:
         response, double_value = "take", dt
     word = "redouble" if state.cube_owner == "me" else "double"
-    if double_value > nd:
-        action = f"double, {response}"
+    action: Action
+    if double_value >= nd or (nd > dp and pr.win_gammon <= 0.0):
+        action = "double, pass" if response == "pass" else "double, take"
         text = f"{word.capitalize()}, {response}"
-    elif nd >= dp:
-        action = "too good"
-        text = f"Too good to {word}, {response}"
+    elif nd > dp:
+        action, text = "too good", f"Too good to {word}, {response}"
     else:
-        action = "no double"
-        text = f"No {word}, {response}"
-    return CubeDecision(action, text, response, nd, dt, dp, norm(mwc_dead), money_eq, take_point,
-                        None if money else mwc_nd, None if money else mwc_dt, None if money else mwc_dp,
-                        None if money else mwc_dead, x, pr, state)
-
-
+        action, text = "no double", f"No {word}, {response}"
+    return decision(action, text, response, mwc_dt, mwc_dp, take_point)

@@ -5,7 +5,8 @@ cancels within a pair; every 95% interval is computed from the per-pair figures.
 A deal's dice depend only on the seed and the deal's number, so any split of the
 deals (into chunks or worker processes) gives the same games.
 
-Two engines play the games:
+The scorers live in ``bgnet.scorers`` and the statistics in ``bgnet.duel_stats``
+(both re-exported here); this module holds the two engines that play the games:
 
 - ``play_games``/``paired_duel``: cubeless money, fully vectorised; every live
   game advances together and each side scores all its candidates in one call;
@@ -16,92 +17,29 @@ Two engines play the games:
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 
 from bgnet import _game_kernels as gk
-from bgnet import _movegen_kernels as mk
-from bgnet.encoding import race_flags
-from bgnet.game import (Game, Match, Rules, double, may_double, play, pre_beaver_state, raccoon, respond, roll,
-                        wants_raccoon)
-from bgnet.probs import equities
-from bgnet.movegen import _SCRATCH
+from bgnet.duel_stats import DuelResult, TableOutcome, ratio_ci95, summarise, summarise_outcomes
+from bgnet.game import Game, Match, Rules, double, may_double, play, pre_beaver_state, raccoon, respond, roll
+from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
-from bgnet.probs import Probs
-from bgnet.selfplay import START_BOARD, ProbsFn
+from bgnet.probs import Probs, flip_probs
+from bgnet.protocols import Agent, BatchScorer, Evaluator
+from bgnet.rules import other_opening_die
+from bgnet.scorers import NeuralScorer, PubevalScorer, RandomScorer
+from bgnet.search import leaf_probs
+from bgnet.selfplay import START_BOARD
+
+__all__ = ["MAX_PLIES", "BatchScorer", "DuelAgent", "DuelResult", "NeuralScorer", "PubevalScorer", "RandomScorer",
+           "TableOutcome", "deal_dice", "dice_streams", "paired_duel", "play_cubeless", "play_deals", "play_games",
+           "ratio_ci95", "summarise", "summarise_outcomes"]
 
 MAX_PLIES = 600
 """Dice rolled per block of a deal's stream; a cubeless vectorised game longer than this counts 0."""
-
-
-class BatchScorer(Protocol):
-    """Scores candidate plays: higher is better for the mover."""
-
-    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """Scores (N,) for afterstates ``after`` (N, 26) seen from the mover; game i's plays are
-        ``offsets[i]:offsets[i + 1]`` and its position before the roll is ``before[i]``."""
-        ...
-
-
-class NeuralScorer:
-    """0-ply neural scoring: the mover's cubeless equity of each afterstate (exact when the game ends)."""
-
-    def __init__(self, probs_fn: ProbsFn) -> None:
-        self.probs_fn = probs_fn
-
-    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        from bgnet.selfplay import score_candidates
-
-        cand = mk.swap_sides_batch(after)
-        return -equities(score_candidates(cand, self.probs_fn))
-
-
-class PubevalScorer:
-    """Tesauro's pubeval, with race or contact weights chosen from the position before the move."""
-
-    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        from bgnet.pubeval import pubeval_scores
-
-        race = np.repeat(race_flags(before), np.diff(offsets))
-        return pubeval_scores(after, race=race)
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser, elementwise on uint64 (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def _board_hash(boards: np.ndarray, key: np.uint64) -> np.ndarray:
-    """A 64-bit hash of each board row (N, 26) int8, keyed."""
-    padded = np.zeros((boards.shape[0], 32), np.int8)
-    padded[:, :26] = boards
-    words = padded.view(np.uint64)
-    h = np.full(boards.shape[0], key, np.uint64)
-    for k in range(4):
-        h = _mix(h ^ words[:, k])
-    return h
-
-
-class RandomScorer:
-    """Uniformly random play: a seeded hash of (position, play), so a choice never depends on batching."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self.key = np.random.SeedSequence([int(seed), 0x5EED]).generate_state(1, np.uint64)[0]
-
-    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        h_before = np.repeat(_board_hash(np.ascontiguousarray(before, np.int8), self.key), np.diff(offsets))
-        h = _board_hash(np.ascontiguousarray(after, np.int8), self.key) ^ _mix(h_before)
-        return (_mix(h) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
 # -- dice ---------------------------------------------------------------------------
@@ -115,7 +53,7 @@ def deal_dice(seed: int, deal: int, game: int = 0, block: int = 0, max_plies: in
     dice = rng.integers(1, 7, size=(max_plies, 2), dtype=np.int8)
     if block == 0:
         shift = int(rng.integers(1, 6))
-        dice[0, 1] = (int(dice[0, 0]) - 1 + shift) % 6 + 1
+        dice[0, 1] = other_opening_die(int(dice[0, 0]), shift)
     return dice
 
 
@@ -142,7 +80,7 @@ def play_games(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndarray, first
         if idx.size == 0:
             break
         on_roll = (first[idx] + ply) % 2
-        after, _s, _n, offsets = mk.gen_batch(boards[idx], dice[idx, ply], *_SCRATCH)
+        after, _s, _n, offsets = generate_plays(boards[idx], dice[idx, ply])
         scores = np.empty(after.shape[0])
         counts = np.diff(offsets)
         for side in (0, 1):
@@ -159,126 +97,8 @@ def play_games(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndarray, first
         sign = np.where(on_roll == 0, 1, -1)
         result[idx[over]] = sign[over] * codes[over]
         live[idx[over]] = False
-        boards[idx] = mk.swap_sides_batch(chosen)
+        boards[idx] = swap_sides_batch(chosen)
     return result
-
-
-# -- results ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TableOutcome:
-    """What happened at one table: deal ``deal`` played with A in seat ``side`` (0: A is seat 0)."""
-
-    deal: int
-    side: int
-    points: tuple[int, ...]
-    """A's signed points in each game (cube included)."""
-    kinds: tuple[int, ...]
-    """A's signed result kind of each game: +-1 single (or passed double), +-2 gammon, +-3 backgammon, 0 unfinished."""
-    match_won: bool | None = None
-    """Match play: whether A won the match (None in money play)."""
-
-
-@dataclass
-class DuelResult:
-    """Outcome of a paired duel, all figures for A, each rate with its 95% half-width from the pairs."""
-
-    games: int
-    ppg: float
-    ci95: float
-    win_rate: float
-    gammon_rate: float
-    """Share of games ending in a gammon or backgammon, won by either side."""
-    backgammon_rate: float
-    win_rate_ci95: float = math.inf
-    gammon_rate_ci95: float = math.inf
-    backgammon_rate_ci95: float = math.inf
-    gammon_win_rate: float = 0.0
-    """Share of games A won with a gammon or backgammon."""
-    gammon_loss_rate: float = 0.0
-    """Share of games A lost with a gammon or backgammon."""
-    pairs: int = 0
-    matches: int = 0
-    match_win_rate: float | None = None
-    match_win_rate_ci95: float | None = None
-    points: list[int] = field(default_factory=list)
-    """A's points per game, deal by deal (A in seat 0, then in seat 1)."""
-
-    def summary(self) -> dict[str, float | int | None]:
-        """Every figure but the per-game points, JSON-ready."""
-        d = asdict(self)
-        d.pop("points")
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
-
-
-def ratio_ci95(numer: np.ndarray, denom: np.ndarray) -> tuple[float, float]:
-    """Ratio estimate sum(numer)/sum(denom) over independent units and its 95% half-width (delta method).
-
-    With every denominator equal this is the mean of numer/denom and 1.96 standard errors of it.
-    """
-    x = np.asarray(numer, np.float64)
-    g = np.asarray(denom, np.float64)
-    n = len(x)
-    if n == 0 or g.sum() == 0:
-        return 0.0, math.inf
-    r = float(x.sum() / g.sum())
-    if n < 2:
-        return r, math.inf
-    resid = x - r * g
-    se = math.sqrt(float((resid ** 2).sum()) / (n * (n - 1))) / float(g.mean())
-    return r, 1.96 * se
-
-
-def summarise_outcomes(outcomes: Sequence[TableOutcome]) -> DuelResult:
-    """Summary for A of tables grouped into pairs by deal (a deal's two tables form one unit)."""
-    ordered = sorted(outcomes, key=lambda t: (t.deal, t.side))
-    units: dict[int, list[TableOutcome]] = {}
-    for t in ordered:
-        units.setdefault(t.deal, []).append(t)
-    keys = list(units)
-    n_units = len(keys)
-    games = np.zeros(n_units)
-    pts = np.zeros(n_units)
-    wins = np.zeros(n_units)
-    gammons = np.zeros(n_units)
-    backgammons = np.zeros(n_units)
-    gwin = np.zeros(n_units)
-    gloss = np.zeros(n_units)
-    mwins = np.zeros(n_units)
-    mcount = np.zeros(n_units)
-    all_points: list[int] = []
-    for i, k in enumerate(keys):
-        for t in units[k]:
-            kinds = np.asarray(t.kinds, np.int64)
-            games[i] += len(t.points)
-            pts[i] += sum(t.points)
-            wins[i] += int((kinds > 0).sum())
-            gammons[i] += int((np.abs(kinds) >= 2).sum())
-            backgammons[i] += int((np.abs(kinds) >= 3).sum())
-            gwin[i] += int((kinds >= 2).sum())
-            gloss[i] += int((kinds <= -2).sum())
-            all_points.extend(t.points)
-            if t.match_won is not None:
-                mcount[i] += 1
-                mwins[i] += int(t.match_won)
-    ppg, ci = ratio_ci95(pts, games)
-    win, win_ci = ratio_ci95(wins, games)
-    gam, gam_ci = ratio_ci95(gammons, games)
-    bg, bg_ci = ratio_ci95(backgammons, games)
-    matches = int(mcount.sum())
-    mwr, mwr_ci = ratio_ci95(mwins, mcount) if matches else (None, None)
-    return DuelResult(
-        games=int(games.sum()), ppg=ppg, ci95=ci, win_rate=win, gammon_rate=gam, backgammon_rate=bg,
-        win_rate_ci95=win_ci, gammon_rate_ci95=gam_ci, backgammon_rate_ci95=bg_ci,
-        gammon_win_rate=ratio_ci95(gwin, games)[0], gammon_loss_rate=ratio_ci95(gloss, games)[0],
-        pairs=n_units, matches=matches, match_win_rate=mwr, match_win_rate_ci95=mwr_ci, points=all_points)
-
-
-def summarise(points: np.ndarray, n_pairs: int) -> DuelResult:
-    """Summary of cubeless results for A where game i and game i + n_pairs share dice."""
-    points = np.asarray(points, np.int64)
-    tables = [TableOutcome(i % n_pairs, i // n_pairs, (int(p),), (int(p),)) for i, p in enumerate(points)]
-    return summarise_outcomes(tables)
 
 
 def _cubeless_tables(points: np.ndarray, deals: Sequence[int]) -> list[TableOutcome]:
@@ -304,31 +124,17 @@ def play_cubeless(a: BatchScorer, b: BatchScorer, deals: Sequence[int], seed: in
     return _cubeless_tables(play_games((a, b), both, first), deals)
 
 
+
+
 # -- the general engine: bgnet.game in lockstep over many tables ------------------------------
 
-class DuelAgent(Protocol):
-    """What ``play_deals`` needs from a player (``bgnet.agents`` agents fit)."""
-
-    def choose_move(self, pos: Position, dice: Sequence[int], state: Any = None) -> Any: ...
-    def offers_double(self, pos: Position, state: Any) -> bool: ...
-    def cube_response(self, pos: Position, state: Any) -> str: ...
-    def batch_scorer(self) -> BatchScorer | None: ...
+DuelAgent = Agent
+"""The old name of ``bgnet.protocols.Agent`` here."""
 
 
-def batch_probs(agent: object) -> ProbsFn | None:
-    """A batched probability function that gives the agent's own cube decisions, or None.
-
-    Uses ``agent.batch_probs()`` when the agent has it; otherwise the agent's
-    ``probs_fn`` when it searches 0 plies (its cube actions then come from those
-    probabilities through ``bgnet.cube``, as ``bgnet.agents`` does).
-    """
-    hook = getattr(agent, "batch_probs", None)
-    if hook is not None:
-        return hook()  # type: ignore[no-any-return]
-    fn = getattr(agent, "probs_fn", None)
-    if fn is not None and getattr(agent, "ply", None) == 0:
-        return fn  # type: ignore[no-any-return]
-    return None
+def batch_probs(agent: Agent) -> Evaluator | None:
+    """The old name of ``agent.cube_evaluator()``: batched probabilities that give the agent's own cube decisions."""
+    return agent.cube_evaluator()
 
 
 @dataclass
@@ -390,19 +196,19 @@ def play_deals(agents: tuple[DuelAgent, DuelAgent], rules: Rules, deals: Sequenc
             _start_game(t, seed)
             tables.append(t)
     scorers = (agents[0].batch_scorer(), agents[1].batch_scorer())
-    probs_fns = (batch_probs(agents[0]), batch_probs(agents[1]))
+    cube_evaluators = (agents[0].cube_evaluator(), agents[1].cube_evaluator())
     live = list(tables)
     while live:
-        _cube_offers(live, agents, probs_fns)
-        _cube_answers(live, agents, probs_fns)
+        _cube_offers(live, agents, cube_evaluators)
+        _cube_answers(live, agents, cube_evaluators)
         for t in live:
             if t.game.phase == "beavered":
                 doubler = agents[t.agent_of(t.game.turn)]
-                t.game = raccoon(t.game, wants_raccoon(doubler, t.game.position, pre_beaver_state(t.game)))
+                t.game = raccoon(t.game, doubler.offers_raccoon(t.game.position, pre_beaver_state(t.game)))
         for t in live:
             if t.game.phase == "roll":
                 t.game = roll(t.game, _next_dice(t, seed))
-        _moves(live, agents, scorers, probs_fns)
+        _moves(live, agents, scorers, cube_evaluators)
         still: list[_Table] = []
         for t in live:
             if t.game.is_over:
@@ -436,25 +242,25 @@ def _finish_game(t: _Table, seed: int, per_table: int) -> None:
         _start_game(t, seed)
 
 
-def _decisions(tables: list[_Table], probs_fn: ProbsFn) -> list[Any]:
+def _decisions(tables: list[_Table], evaluator: Evaluator) -> list[Any]:
     """Cube decisions (``bgnet.cube``) for each table's position on turn from one batched probability call."""
     from bgnet.cube import cube_decision
 
     boards = np.array([t.game.position.board for t in tables], np.int8).reshape(-1, 26)
-    probs = np.asarray(probs_fn(boards), np.float64)
+    probs = np.asarray(evaluator.probs_of_boards(boards), np.float64)
     return [cube_decision(Probs(*map(float, row)), t.game.match_state(), t.game.position)
             for t, row in zip(tables, probs)]
 
 
 def _cube_offers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
-                 probs_fns: tuple[ProbsFn | None, ProbsFn | None]) -> None:
+                 cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
     """Ask every side on roll that may double whether it does."""
     asking = [t for t in live if t.game.phase == "roll" and may_double(t.game)]
     groups = ([t for t in asking if t.agent_of(t.game.turn) == 0], [t for t in asking if t.agent_of(t.game.turn) == 1])
     for k, mine in enumerate(groups):
         if not mine:
             continue
-        fn = probs_fns[k]
+        fn = cube_evaluators[k]
         if fn is not None:
             offers = [d.action.startswith("double") for d in _decisions(mine, fn)]
         else:
@@ -465,7 +271,7 @@ def _cube_offers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
 
 
 def _cube_answers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
-                  probs_fns: tuple[ProbsFn | None, ProbsFn | None]) -> None:
+                  cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
     """Ask every doubled side for its answer (a beaver counts as a take where beavers are off)."""
     doubled = [t for t in live if t.game.phase == "doubled"]
     groups = ([t for t in doubled if t.agent_of(t.game.opponent) == 0],
@@ -473,7 +279,7 @@ def _cube_answers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
     for k, mine in enumerate(groups):
         if not mine:
             continue
-        fn = probs_fns[k]
+        fn = cube_evaluators[k]
         if fn is not None:
             answers = [d.response or "take" for d in _decisions(mine, fn)]
         else:
@@ -484,13 +290,10 @@ def _cube_answers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
             t.game = respond(t.game, answer)
 
 
-def _match_values(tables: list[_Table], probs_fn: ProbsFn, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def _match_values(tables: list[_Table], evaluator: Evaluator, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Each play's cubeless equity at its table's match score (``bgnet.search.utility_for``), one forward pass."""
     from bgnet.search import utility_for
-    from bgnet.selfplay import score_candidates
-
-    opp = score_candidates(mk.swap_sides_batch(after), probs_fn).astype(np.float64)
-    mover = np.stack([1.0 - opp[:, 0], opp[:, 3], opp[:, 4], opp[:, 1], opp[:, 2]], axis=1)
+    mover = flip_probs(leaf_probs(evaluator, swap_sides_batch(after)).astype(np.float64))
     utils = [utility_for(t.game.match_state()) for t in tables]
     counts = np.diff(offsets)
     const = np.repeat([u.const for u in utils], counts)
@@ -499,7 +302,7 @@ def _match_values(tables: list[_Table], probs_fn: ProbsFn, after: np.ndarray, of
 
 
 def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent], scorers: tuple[BatchScorer | None, BatchScorer | None],
-           probs_fns: tuple[ProbsFn | None, ProbsFn | None]) -> None:
+           cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
     """Every side with dice plays: batched through the agent's scorer when it has one (at the match score when
     the agent gives probabilities), else one ``choose_move`` per table."""
     moving = [t for t in live if t.game.phase == "move"]
@@ -508,8 +311,8 @@ def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent], scorers: tup
         if not mine:
             continue
         scorer = scorers[k]
-        fn = probs_fns[k]
-        if scorer is not None and fn is None and not mine[0].game.rules.is_money and getattr(agents[k], "ply", 0) > 0:
+        fn = cube_evaluators[k]
+        if scorer is not None and fn is None and not mine[0].game.rules.is_money and agents[k].ply > 0:
             scorer = None  # n-ply at a match score: the agent's own match-aware search, table by table
         if scorer is None:
             for t in mine:
@@ -518,7 +321,7 @@ def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent], scorers: tup
             continue
         boards = np.array([t.game.position.board for t in mine], np.int8)
         dice = np.array([t.game.dice for t in mine], np.int8)
-        after, _s, _n, offsets = mk.gen_batch(boards, dice, *_SCRATCH)
+        after, _s, _n, offsets = generate_plays(boards, dice)
         if fn is not None and not mine[0].game.rules.is_money:
             values = _match_values(mine, fn, after, offsets)
         else:

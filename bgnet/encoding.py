@@ -13,7 +13,35 @@ on roll ("me") first and then the opponent, each point in the owner's own number
   outfield (points 7..12) / 5, stripped-point count (points made with 4+ checkers) / 6,
   and escapes: 6-point-or-better direct shots from my rearmost checker blocked / 6.
 
-Each family is computed by its own small kernel so it can be tested alone.
+``FEATURE_VERSION`` 2 (``NUM_FEATURES_V2`` = 246) appends ``expert`` (2 x 16): for
+each side S, with O the other side, in this order (each has its own kernel below):
+
+* ``p1``, ``p2``: rolls of 36 with which O hits at least one / two of S's blots, / 36
+  (a hit is a die, or two or more dice through open points, from an O checker or
+  O's bar to the blot; a checker on O's bar is not made to enter first; two blots
+  means one die hits each on a non-double, or at most four steps in all on a double);
+* ``pip_loss``: the pips S loses to the biggest hit O has, averaged over the 36 rolls, / 12;
+* ``back_escapes``: rolls of 36 that carry S's rearmost checker past O's points (see
+  ``_escapes``), / 36;
+* ``containment`` and its square: 1 - the fewest escapes / 36 an O checker has on O's
+  points 15..24 against S's points;
+* ``break_contact``: pips S's checkers must travel to pass O's rearmost checker, / 100;
+* ``back_checker``: S's rearmost checker (25 = bar), / 25; ``back_anchor``: S's
+  highest point held with two or more, / 24;
+* ``forward_anchor``: S's lowest held point among 13..24 as (25 - p) / 12, 0 if none;
+* ``mobility``: sum over S's checkers of their escapes, / (15 * 36);
+* ``moment2``: variance of S's checker positions (bar 25, not borne off), / 100;
+* ``timing``: pips S can play without breaking a home-board point (every pip of a
+  checker above 6 down to the 6-point, plus spares above two on home points down to
+  the 1-point), / 100;
+* ``backbone``: pairs of S's held points at most 6 apart, / 20;
+* ``free_pips``: pips of S's checkers that hold nothing (blots, spares above two,
+  the bar), / 100;
+* ``enter_fail``: chance that a checker on S's bar fails to enter, (closed O home points / 6)^2.
+
+Each family is computed by its own small kernel so it can be tested alone. ``encode``
+computes version 1 unless told otherwise; a net's ``ModelConfig.feature_version``
+says which it needs.
 """
 
 from __future__ import annotations
@@ -21,9 +49,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
+"""The newest feature version (the one new nets should use)."""
+FEATURE_VERSIONS = (1, 2)
 RAW_PER_SIDE = 98
-NUM_FEATURES = 2 * RAW_PER_SIDE + 1 + 3 + 2 * 7
+NUM_FEATURES_V1 = 2 * RAW_PER_SIDE + 1 + 3 + 2 * 7
+EXPERT_PER_SIDE = 16
+NUM_FEATURES_V2 = NUM_FEATURES_V1 + 2 * EXPERT_PER_SIDE
+NUM_FEATURES = NUM_FEATURES_V1
+"""Width of ``encode(boards)`` with its default version 1."""
+
+
+def num_features(version: int) -> int:
+    """Input width of feature ``version``; ValueError for a version this bgnet does not compute."""
+    if version == 1:
+        return NUM_FEATURES_V1
+    if version == 2:
+        return NUM_FEATURES_V2
+    raise ValueError(f"feature version {version} is not one of {FEATURE_VERSIONS}")
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -139,6 +182,391 @@ def _encode_one(b, out):
     _structure_side(b, 1, out, k + 11)
 
 
+# -- version 2: expert features ------------------------------------------------------
+# The kernels below take two count arrays (26,) in their owners' own numbering:
+# ``c`` for side S (c[p] checkers on S's point p, c[25] on S's bar) and ``o`` for O.
+# S's point p is O's point 25 - p.
+
+
+@njit(cache=True, nogil=True)
+def _side_counts(b, side, c):
+    """Fill ``c`` (26,) with ``side``'s checkers on its own points 1..24 and bar (25); c[0] = borne off."""
+    total = 0
+    for p in range(1, 26):
+        c[p] = _count(b, side, p)
+        total += c[p]
+    c[0] = 15 - total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _open(blk, q):
+    """Whether the mover's point q is open: not held by the blocker (counts ``blk``, own numbering); q <= 0 is off."""
+    return q <= 0 or blk[25 - q] < 2
+
+
+# Distances (pips) a double can land beyond 12: 5-5 and 4-4 and 6-6 on their third and fourth steps.
+_FAR = (15, 16, 18, 20, 24)
+
+
+@njit(cache=True, nogil=True)
+def _escape_rolls(held):
+    """Rolls of 36 that escape, given ``held``: bit r-1 (r = 1..12) and bits 12..16 (r in _FAR) for held points r pips ahead.
+
+    The wall is the farthest held point within 12 pips; a roll escapes when one die,
+    or both (or up to four of a double) through open points, lands on an open point
+    beyond it. No wall: 36.
+    """
+    wall = 0
+    for r in range(12, 0, -1):
+        if (held >> (r - 1)) & 1:
+            wall = r
+            break
+    if wall == 0:
+        return 36
+    n = 0
+    for a in range(1, 7):
+        for d in range(a, 7):
+            if a == d:
+                for k in range(1, 5):
+                    r = k * a
+                    if r <= 12:
+                        h = (held >> (r - 1)) & 1
+                    else:
+                        h = 0
+                        for f in range(5):
+                            if _FAR[f] == r:
+                                h = (held >> (12 + f)) & 1
+                    if h:
+                        break
+                    if r > wall:
+                        n += 1
+                        break
+            else:
+                ha = (held >> (a - 1)) & 1
+                hd = (held >> (d - 1)) & 1
+                hs = (held >> (a + d - 1)) & 1
+                if (a > wall and not ha) or (d > wall and not hd) or (a + d > wall and not hs and not (ha and hd)):
+                    n += 2
+    return n
+
+
+@njit(cache=True)
+def _escape_table():
+    t = np.empty(1 << 17, np.int8)
+    for m in range(1 << 17):
+        t[m] = _escape_rolls(m)
+    return t
+
+
+_ESCAPES = _escape_table()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _held_bits(blk):
+    """Bit j set when the blocker holds its own point j (1..24): the mover's point 25 - j is closed."""
+    m = 0
+    for j in range(1, 25):
+        if blk[j] >= 2:
+            m |= 1 << j
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _escapes_bits(hb, p, table):
+    """``_escapes`` from the blocker's held bits ``hb`` (see ``_held_bits``)."""
+    base = 25 - p  # blocker's number of the mover's point p - r is base + r
+    held = (hb >> (base + 1)) & 0xFFF
+    for f in range(5):
+        held |= ((hb >> (base + _FAR[f])) & 1) << (12 + f)
+    return np.int64(table[held])
+
+
+@njit(cache=True, nogil=True)
+def _escapes(blk, p):
+    """Rolls of 36 that carry a checker on the mover's point p (25 = bar) past the blocker's points (counts ``blk``, own numbering).
+
+    The wall is the lowest point the blocker holds (2+) among the 12 in front of p;
+    a roll escapes when one die, or both (or up to four of a double) through open
+    points, lands on an open point below it (landing off the board counts as open).
+    No wall in front: 36.
+    """
+    return _escapes_bits(_held_bits(blk), p, _ESCAPES)
+
+
+@njit(cache=True)
+def _die_tables():
+    """Masks of the non-double rolls (bits 6..20) whose first / second die is in a set of dice (bit d - 1),
+    and whose two dice together hit: index = bits of distances 3..11 held by a hitter, then the
+    six points between (distance 1..6) held by the defender."""
+    first = np.zeros(64, np.int64)
+    second = np.zeros(64, np.int64)
+    combo = np.zeros(1 << 15, np.int64)
+    for idx in range(1 << 15):
+        far = idx & 511
+        between = idx >> 9
+        r = 6
+        for a in range(1, 7):
+            for d in range(a + 1, 7):
+                if (far >> (a + d - 3)) & 1 and not ((between >> (a - 1)) & 1 and (between >> (d - 1)) & 1):
+                    combo[idx] |= 1 << r
+                r += 1
+    for dice in range(64):
+        r = 6
+        for a in range(1, 7):
+            for d in range(a + 1, 7):
+                if (dice >> (a - 1)) & 1:
+                    first[dice] |= 1 << r
+                if (dice >> (d - 1)) & 1:
+                    second[dice] |= 1 << r
+                r += 1
+    return first, second, combo
+
+
+_FIRST_DIE, _SECOND_DIE, _COMBO = _die_tables()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _roll_weight(mask):
+    """Rolls of 36 in a mask of the 21 distinct rolls (bits 0..5 doubles 1-1..6-6, bits 6..20 the others, twice each)."""
+    n = 0
+    for r in range(21):
+        if (mask >> r) & 1:
+            n += 1 if r < 6 else 2
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _shots(c, o):
+    """(p1, p2, pip loss sum) over the 36 rolls: O's rolls hitting one / two of S's blots, and the pips S loses.
+
+    A blot on S's point q sits on O's point t = 25 - q; an O checker at distance D
+    above t hits it with a die D, or with dice summing to D through points S does
+    not hold (checked on O's points between). Being hit costs S t pips; a roll's
+    loss is that of the costliest blot it hits.
+    """
+    ob = 0  # bit s: O has a checker on its point s (1..25, 25 = bar)
+    for s in range(1, 26):
+        if o[s] > 0:
+            ob |= 1 << s
+    sb = 0  # bit x: S holds O's point x (S's point 25 - x)
+    for x in range(1, 25):
+        if c[25 - x] >= 2:
+            sb |= 1 << x
+    hit = 0  # rolls hitting some blot (mask of the 21 rolls)
+    loss = 0
+    a1 = 0  # non-doubles: rolls whose first die hits >= 1 blot, >= 2 blots; likewise the second die
+    a2 = 0
+    b1 = 0
+    b2 = 0
+    ab = 0  # rolls where one blot is hit by either die
+    one1 = 0  # doubles: rolls with >= 1 blot within k steps (oneK), and >= 2 (twoK)
+    one2 = 0
+    one3 = 0
+    two1 = 0
+    two2 = 0
+    two3 = 0
+    for q in range(1, 25):  # from O's highest point t = 25 - q down: the first blot a roll hits is its costliest
+        if c[q] != 1:
+            continue
+        t = 25 - q
+        m = ob >> t  # bit D: an O checker D pips above the blot
+        h = 0
+        for d in range(1, 7):  # doubles, roll index d - 1
+            k = 0
+            for j in range(1, 5):
+                x = t + j * d
+                if x > 25:
+                    break
+                if (m >> (j * d)) & 1:
+                    k = j
+                    break
+                if (sb >> x) & 1:
+                    break
+            if k > 0:
+                bit = 1 << (d - 1)
+                h |= bit
+                if k <= 1:
+                    two1 |= one1 & bit
+                    one1 |= bit
+                if k <= 2:
+                    two2 |= one2 & bit
+                    one2 |= bit
+                if k <= 3:
+                    two3 |= one3 & bit
+                    one3 |= bit
+        direct = (m >> 1) & 63
+        ma = _FIRST_DIE[direct]
+        mb = _SECOND_DIE[direct]
+        h |= ma | mb | _COMBO[((m >> 3) & 511) | (((sb >> (t + 1)) & 63) << 9)]
+        loss += t * _roll_weight(h & ~hit)
+        hit |= h
+        a2 |= a1 & ma
+        a1 |= ma
+        b2 |= b1 & mb
+        b1 |= mb
+        ab |= ma & mb
+    same_single = a1 & ~a2 & b1 & ~b2 & ab
+    p2_mask = (a1 & b1 & ~same_single) | two1 | (one1 & two3) | two2
+    return _roll_weight(hit), _roll_weight(p2_mask), loss
+
+
+@njit(cache=True, nogil=True)
+def _rear(c):
+    """S's rearmost checker's point (25 = bar), 0 when all are off."""
+    for p in range(25, 0, -1):
+        if c[p] > 0:
+            return p
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _containment(c, o):
+    """The fewest escapes (of 36) an O checker on O's points 15..24 has against S's points."""
+    hb = _held_bits(c)
+    best = 36
+    for p in range(15, 25):
+        e = _escapes_bits(hb, p, _ESCAPES)
+        if e < best:
+            best = e
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _break_contact(c, o):
+    """Pips S's checkers must travel to get past O's rearmost checker (0 when no contact)."""
+    r_o = _rear(o)
+    if r_o == 0:
+        return 0
+    r = 25 - r_o  # O's rearmost checker on S's numbering (O's bar: 0, behind all of S)
+    s = 0
+    for p in range(r + 1, 26):
+        s += c[p] * (p - r)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _anchors(c):
+    """(back anchor, forward anchor): S's highest held point (0 if none), and its lowest held point in 13..24 (0 if none)."""
+    back = 0
+    for p in range(24, 0, -1):
+        if c[p] >= 2:
+            back = p
+            break
+    fwd = 0
+    for p in range(13, 25):
+        if c[p] >= 2:
+            fwd = p
+            break
+    return back, fwd
+
+
+@njit(cache=True, nogil=True)
+def _mobility(c, o):
+    """Sum over S's checkers (bar included) of their escapes against O's points."""
+    hb = _held_bits(o)
+    s = 0
+    for p in range(1, 26):
+        if c[p] > 0:
+            s += c[p] * _escapes_bits(hb, p, _ESCAPES)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _moment2(c):
+    """Variance of the positions of S's checkers still in play (bar = 25)."""
+    n = 0
+    s = 0.0
+    for p in range(1, 26):
+        n += c[p]
+        s += c[p] * p
+    if n == 0:
+        return 0.0
+    mean = s / n
+    v = 0.0
+    for p in range(1, 26):
+        v += c[p] * (p - mean) ** 2
+    return v / n
+
+
+@njit(cache=True, nogil=True)
+def _timing(c):
+    """Pips S can play without breaking a home-board point."""
+    s = 0
+    for p in range(7, 26):
+        s += c[p] * (p - 6)
+    for p in range(2, 7):
+        if c[p] > 2:
+            s += (c[p] - 2) * (p - 1)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _backbone(c):
+    """Pairs of S's held points at most 6 pips apart."""
+    n = 0
+    for p in range(1, 25):
+        if c[p] >= 2:
+            for q in range(p + 1, min(p + 6, 24) + 1):
+                if c[q] >= 2:
+                    n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _free_pips(c):
+    """Pips of S's checkers that hold no point: blots, spares above two, and the bar."""
+    s = 25 * c[25]
+    for p in range(1, 25):
+        if c[p] == 1:
+            s += p
+        elif c[p] > 2:
+            s += (c[p] - 2) * p
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _enter_fail(o):
+    """Chance that one checker on S's bar stays there: (O's closed home points / 6) squared."""
+    k = 0
+    for q in range(1, 7):
+        if o[q] >= 2:
+            k += 1
+    return (k / 6.0) ** 2
+
+
+@njit(cache=True, nogil=True)
+def _expert_side(c, o, out, base):
+    p1, p2, loss = _shots(c, o)
+    rear = _rear(c)
+    cont = (36 - _containment(c, o)) / 36.0
+    back, fwd = _anchors(c)
+    out[base] = p1 / 36.0
+    out[base + 1] = p2 / 36.0
+    out[base + 2] = loss / 36.0 / 12.0
+    out[base + 3] = (_escapes(o, rear) if rear > 0 else 36) / 36.0
+    out[base + 4] = cont
+    out[base + 5] = cont * cont
+    out[base + 6] = _break_contact(c, o) / 100.0
+    out[base + 7] = rear / 25.0
+    out[base + 8] = back / 24.0
+    out[base + 9] = (25 - fwd) / 12.0 if fwd > 0 else 0.0
+    out[base + 10] = _mobility(c, o) / (15.0 * 36.0)
+    out[base + 11] = _moment2(c) / 100.0
+    out[base + 12] = _timing(c) / 100.0
+    out[base + 13] = _backbone(c) / 20.0
+    out[base + 14] = _free_pips(c) / 100.0
+    out[base + 15] = _enter_fail(o)
+
+
+@njit(cache=True, nogil=True)
+def _encode_one_v2(b, out, c, o):
+    _encode_one(b, out)
+    _side_counts(b, 0, c)
+    _side_counts(b, 1, o)
+    _expert_side(c, o, out, NUM_FEATURES_V1)
+    _expert_side(o, c, out, NUM_FEATURES_V1 + EXPERT_PER_SIDE)
+
+
 @njit(cache=True, nogil=True)
 def _encode_batch(boards, out):
     for i in range(boards.shape[0]):
@@ -151,22 +579,39 @@ def _encode_batch_parallel(boards, out):
         _encode_one(boards[i], out[i])
 
 
-def encode(boards: np.ndarray, threads: int = 1) -> np.ndarray:
-    """Features (N, NUM_FEATURES) float32 for boards (N, 26) int8, each seen from its side on roll.
+@njit(cache=True, nogil=True)
+def _encode_batch_v2(boards, out):
+    c = np.empty(26, np.int64)
+    o = np.empty(26, np.int64)
+    for i in range(boards.shape[0]):
+        _encode_one_v2(boards[i], out[i], c, o)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _encode_batch_v2_parallel(boards, out):
+    for i in prange(boards.shape[0]):
+        c = np.empty(26, np.int64)
+        o = np.empty(26, np.int64)
+        _encode_one_v2(boards[i], out[i], c, o)
+
+
+def encode(boards: np.ndarray, threads: int = 1, version: int = 1) -> np.ndarray:
+    """Features (N, num_features(version)) float32 for boards (N, 26) int8, each seen from its side on roll.
 
     ``threads`` > 1 spreads large batches over numba threads (for many-core GPU hosts).
     """
+    width = num_features(version)
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     if boards.ndim == 1:
         boards = boards.reshape(1, -1)
-    out = np.empty((boards.shape[0], NUM_FEATURES), np.float32)
+    out = np.empty((boards.shape[0], width), np.float32)
     if threads > 1 and boards.shape[0] >= 4096:
         import numba
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # numba.config sets it via globals()
-        _encode_batch_parallel(boards, out)
+        (_encode_batch_parallel if version == 1 else _encode_batch_v2_parallel)(boards, out)
     else:
-        _encode_batch(boards, out)
+        (_encode_batch if version == 1 else _encode_batch_v2)(boards, out)
     return out
 
 
@@ -177,4 +622,34 @@ def race_flags(boards):
     out = np.empty(n, np.bool_)
     for i in range(n):
         out[i] = _is_race(boards[i])
+    return out
+
+
+KINDS = ("contact", "crashed", "race")
+"""Kinds of position, by ``position_kinds`` code 0, 1, 2 (bear-offs are a race; the database answers those)."""
+
+
+@njit(cache=True, nogil=True)
+def _dead(b, side):
+    """Checkers of ``side`` out of the play: borne off, or on its own 1- and 2-points."""
+    total = 0
+    for p in range(1, 26):
+        total += _count(b, side, p)
+    return 15 - total + _count(b, side, 1) + _count(b, side, 2)
+
+
+@njit(cache=True, nogil=True)
+def position_kinds(boards):
+    """Kind code (N,) int8 of boards (N, 26): 2 race (contact over), 1 crashed (contact, and a side has at most
+    6 checkers left to play with: 9 or more borne off or on its 1- and 2-points), 0 other contact."""
+    n = boards.shape[0]
+    out = np.empty(n, np.int8)
+    for i in range(n):
+        b = boards[i]
+        if _is_race(b):
+            out[i] = 2
+        elif _dead(b, 0) >= 9 or _dead(b, 1) >= 9:
+            out[i] = 1
+        else:
+            out[i] = 0
     return out

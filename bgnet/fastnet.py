@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from bgnet.encoding import FEATURE_VERSION, NUM_FEATURES, encode
+from bgnet.encoding import FEATURE_VERSIONS, encode, num_features
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
 
@@ -35,11 +35,12 @@ def cache_dir() -> Path:
 class NumpyNet:
     """The evaluator's forward pass in numpy: hidden layers, then five consistent sigmoid outputs."""
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str) -> None:
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, feature_version: int = 1) -> None:
         if activation not in ("relu", "sigmoid", "tanh"):
             raise ValueError(f"activation {activation!r} is not relu, sigmoid or tanh")
         self.layers = [(np.ascontiguousarray(w.T, np.float32), b.astype(np.float32)) for w, b in layers]
         self.activation = activation
+        self.feature_version = feature_version
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(N, features) float32 -> (N, 5) probabilities for the side on roll."""
@@ -66,7 +67,7 @@ class NumpyNet:
         """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
         if len(boards) == 0:
             return np.zeros((0, 5), np.float32)
-        return self(encode(boards))
+        return self(encode(boards, version=self.feature_version))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -80,23 +81,24 @@ def _digest(path: Path) -> str:
 def _from_cache(file: Path) -> NumpyNet | None:
     try:
         with np.load(file, allow_pickle=False) as data:
-            if int(data["feature_version"]) != FEATURE_VERSION or int(data["num_features"]) != NUM_FEATURES:
+            version = int(data["feature_version"])
+            if version not in FEATURE_VERSIONS or int(data["num_features"]) != num_features(version):
                 return None
             n = int(data["n_layers"])
             layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
-            return NumpyNet(layers, str(data["activation"]))
+            return NumpyNet(layers, str(data["activation"]), version)
     except (OSError, KeyError, ValueError):
         return None
 
 
-def _write_cache(file: Path, layers: list[tuple[np.ndarray, np.ndarray]], activation: str) -> None:
+def _write_cache(file: Path, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, feature_version: int = 1) -> None:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=file.parent)
         with os.fdopen(fd, "wb") as fh:
             arrays = {f"w{i}": w for i, (w, _) in enumerate(layers)} | {f"b{i}": b for i, (_, b) in enumerate(layers)}
-            np.savez(fh, n_layers=len(layers), activation=np.array(activation), feature_version=FEATURE_VERSION,
-                     num_features=NUM_FEATURES, **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle: bool
+            np.savez(fh, n_layers=len(layers), activation=np.array(activation), feature_version=feature_version,
+                     num_features=num_features(feature_version), **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle: bool
         os.replace(tmp, file)
     except OSError:
         pass  # an unwritable cache only costs speed
@@ -119,5 +121,5 @@ def load_numpy_net(path: str | os.PathLike[str]) -> NumpyNet:
     linears = [m for m in torch_net.body if hasattr(m, "weight")] + [torch_net.head]
     layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())  # type: ignore[operator]  # torch types Module attributes as Tensor | Module
               for m in linears]
-    _write_cache(file, layers, torch_net.config.activation)
-    return NumpyNet(layers, torch_net.config.activation)
+    _write_cache(file, layers, torch_net.config.activation, torch_net.config.feature_version)
+    return NumpyNet(layers, torch_net.config.activation, torch_net.config.feature_version)

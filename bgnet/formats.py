@@ -14,17 +14,17 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
+from bgnet.errors import FormatError  # re-exported: raised here
+
+
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 CHECKERS = 15
+"""Checkers a side (the one definition; ``bgnet.position`` takes it from here)."""
 POSITION_ID_LENGTH = 14
 MATCH_ID_LENGTH = 12
 MAX_CUBE_LOG2 = 15
 _MAX_15BIT = (1 << 15) - 1
 GAME_STATES = {0: "no game", 1: "playing", 2: "over", 3: "ended by resignation", 4: "ended by a dropped cube"}
-
-
-class FormatError(ValueError):
-    """A Position ID, Match ID, position key or XGID that cannot be read or written."""
 
 
 # -- shared checks ------------------------------------------------------------
@@ -355,6 +355,15 @@ def _check_xgid_numbers(f: XgidFields, source: str) -> None:
         for who, sc in (("bottom", f.score_bottom), ("top", f.score_top)):
             if sc >= f.match_length:
                 raise FormatError(f"{source}: the {who} player's score {sc} is not below the match length {f.match_length}")
+
+
+def is_xgid(text: str) -> bool:
+    """Whether ``text`` is written as an XGID (``XGID=`` or ten ``:``-separated fields), not a Position ID.
+
+    The one place that tells the two apart: ``Position.parse`` and the CLI ask here.
+    """
+    text = text.strip()
+    return text.upper().startswith("XGID=") or text.count(":") >= 9
 
 
 def parse_xgid(text: str) -> XgidFields:

@@ -2,8 +2,11 @@
 
 ``move_hint`` ranks every play of a roll with ``bgnet.search.rank_moves`` at the
 chosen ply and match score; ``cube_hint`` feeds the n-ply evaluation of a position
-to ``bgnet.cube.cube_decision``. Both take a ``probs_fn`` (see ``bgnet.search``),
-so this module needs no torch: the caller loads the net.
+to ``bgnet.cube.cube_decision``. Both take an evaluator (``bgnet.protocols``: an
+object with ``probs_of_boards`` or a plain function of boards), so this module
+needs no torch: the caller loads the net. ``agent.hint`` and ``agent.cube`` call
+them with the agent's own evaluator and depth. Hints hold ``Move`` objects; text
+appears only in ``format()`` and ``to_dict()``.
 """
 
 from __future__ import annotations
@@ -12,30 +15,26 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from bgnet.cube import CubeDecision, cube_decision
+from bgnet.errors import BgnetError
 from bgnet.match import MatchState
 from bgnet.movegen import parse_dice
+from bgnet.notation import Move
 from bgnet.position import Position
-from bgnet.probs import Probs
-from bgnet.search import (
-    MoveFilter, ProbsFn, evaluate_position, match_winning_chance, mwc_to_equity, rank_moves,
-)
+from bgnet.probs import PROB_NAMES, Probs
+from bgnet.protocols import EvaluatorLike, ProbsFn
+from bgnet.search import MoveFilter, evaluate_position, match_winning_chance, mwc_to_equity, rank_moves
 
-PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+__all__ = ["PROB_NAMES", "CubeHint", "HintError", "MoveHint", "MoveHints", "ProbsFn", "cube_hint", "cubeful_after",
+           "move_hint", "probs_dict"]
 
 
-class HintError(ValueError):
+class HintError(BgnetError):
     """A hint request that cannot be answered (for example a non-positive --top)."""
 
 
 def probs_dict(probs: Probs) -> dict[str, float]:
-    """Five probabilities keyed by name, for JSON."""
-    return dict(zip(PROB_NAMES, probs.as_list()))
-
-
-def _probs_line(p: Probs) -> str:
-    """gnubg's probability line: ``win wg wbg - lose lg lbg``."""
-    return (f"{p.win:.3f} {p.win_gammon:.3f} {p.win_backgammon:.3f} - "
-            f"{p.lose:.3f} {p.lose_gammon:.3f} {p.lose_backgammon:.3f}")
+    """Five probabilities keyed by name, for JSON (``Probs.to_dict``)."""
+    return probs.to_dict()
 
 
 @dataclass(frozen=True)
@@ -44,10 +43,8 @@ class MoveHint:
 
     rank: int
     """1 for the best play."""
-    move: str
-    """The play in gnubg notation, with hit marks (empty when nothing can be played)."""
-    position_id: str
-    """Position ID of the afterstate, still seen from the mover."""
+    move: Move
+    """The play (from ``legal_moves``: it carries its afterstate and hit marks; empty when nothing can be played)."""
     equity: float
     """The ranking equity for the mover: cubeless (or cubeful when asked), money points per game
     (per unit of the current cube) or gnubg's normalised equity at the match score."""
@@ -62,11 +59,22 @@ class MoveHint:
     cubeless_equity: float
     """The cubeless equity (the same as ``equity`` unless the hint is cubeful)."""
 
+    @property
+    def text(self) -> str:
+        """The play in gnubg notation, with hit marks (empty when nothing can be played)."""
+        return self.move.text
+
+    @property
+    def position_id(self) -> str:
+        """Position ID of the afterstate, still seen from the mover."""
+        assert self.move.after is not None, "hints hold plays from legal_moves, which carry their afterstates"
+        return self.move.after.position_id()
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        d = asdict(self)
-        d["probs"] = probs_dict(self.probs)
-        return d
+        """A JSON-ready dict: the play as text with its afterstate's Position ID, the figures, the probabilities."""
+        return {"rank": self.rank, "move": self.text, "position_id": self.position_id, "equity": self.equity,
+                "diff": self.diff, "probs": self.probs.to_dict(), "ply": self.ply, "mwc": self.mwc,
+                "cubeless_equity": self.cubeless_equity}
 
 
 @dataclass(frozen=True)
@@ -107,13 +115,13 @@ class MoveHints:
         where = "money game" if self.state is None else str(self.state)
         lines = [f"Position ID {self.position_id}, dice {self.dice[0]}-{self.dice[1]}, {where}: "
                  f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, {self._kind} {self.ply}-ply"]
-        width = max(len(m.move or "(no play)") for m in self.moves)
+        width = max(len(m.text or "(no play)") for m in self.moves)
         for m in self.moves:
             diff = "" if m.rank == 1 else f" ({m.diff:+.3f})"
             mwc = "" if m.mwc is None else f"  MWC {100 * m.mwc:.2f}%"
-            lines.append(f"{m.rank:5d}. {self._kind.capitalize()} {m.ply}-ply  {m.move or '(no play)':<{width}}  "
+            lines.append(f"{m.rank:5d}. {self._kind.capitalize()} {m.ply}-ply  {m.text or '(no play)':<{width}}  "
                          f"Eq.: {m.equity:+.3f}{diff}{mwc}")
-            lines.append(f"       {_probs_line(m.probs)}")
+            lines.append(f"       {m.probs.line()}")
         return "\n".join(lines)
 
     @property
@@ -167,7 +175,7 @@ def cubeful_after(probs: Probs, after: Position, state: MatchState) -> tuple[flo
     return mwc_to_equity(mwc, state), mwc
 
 
-def move_hint(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, *, ply: int = 0,
+def move_hint(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str, *, ply: int = 0,
               state: MatchState | None = None, top: int | None = None,
               filter: MoveFilter | Sequence[MoveFilter] | None = None, cubeful: bool = False) -> MoveHints:
     """The plays of ``dice`` ranked best first at ``ply`` plies and ``state``'s score (``top`` keeps the best n).
@@ -178,7 +186,7 @@ def move_hint(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, *, pl
     if top is not None and top < 1:
         raise HintError(f"--top must be at least 1, got {top}")
     d = parse_dice(dice)
-    ranked = rank_moves(probs_fn, pos, d, ply, filter=filter, state=state)
+    ranked = rank_moves(evaluator, pos, d, ply, filter=filter, state=state)
     match = state is not None and not state.is_money
     rows = []
     for r in ranked:
@@ -192,15 +200,16 @@ def move_hint(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, *, pl
         rows.sort(key=lambda row: (-row[0].ply, -row[1]))
     best = rows[0][1]
     hints = tuple(
-        MoveHint(rank=i, move=r.move.text, position_id=r.move.after.position_id(), equity=equity,
+        MoveHint(rank=i, move=r.move, equity=equity,
                  diff=equity - best, probs=r.probs, ply=r.ply, mwc=mwc, cubeless_equity=r.equity)
         for i, (r, equity, mwc) in enumerate(rows[:top] if top is not None else rows, start=1)
         if r.move.after is not None)
-    return MoveHints(pos.position_id(), d, ply, state, len(ranked), hints, cubeful)
+    return MoveHints(position_id=pos.position_id(), dice=d, ply=ply, state=state, legal_plays=len(ranked),
+                     moves=hints, cubeful=cubeful)
 
 
-def cube_hint(probs_fn: ProbsFn, pos: Position, state: MatchState | None = None, *, ply: int = 0) -> CubeHint:
+def cube_hint(evaluator: EvaluatorLike, pos: Position, state: MatchState | None = None, *, ply: int = 0) -> CubeHint:
     """The cube action for the side on roll from its ``ply``-ply chances at ``state`` (default: money, centred cube)."""
     state = MatchState() if state is None else state
-    probs = evaluate_position(probs_fn, pos, ply, state=state)
-    return CubeHint(pos.position_id(), ply, cube_decision(probs, state, pos))
+    probs = evaluate_position(evaluator, pos, ply, state=state)
+    return CubeHint(position_id=pos.position_id(), ply=ply, decision=cube_decision(probs, state, pos))

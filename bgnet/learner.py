@@ -30,7 +30,7 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
 
         x_all = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(device))
     else:
-        x_all = torch.from_numpy(encode(boards)).to(device)
+        x_all = torch.from_numpy(encode(boards, version=net.config.feature_version)).to(device)
     y_all = torch.from_numpy(np.ascontiguousarray(targets, np.float32)).to(device)
     n = len(boards)
     net.train()

@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 import math
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist, median
 from typing import Callable, Sequence
 
 DEFAULT_MET_PATH = Path(__file__).with_name("data") / "kazaross_xg2.json"
+MAX_AWAY = 64
+"""The longest away the extrapolation answers for (a 64-point match); longer ones get InvalidMETError."""
 
 
 class InvalidMETError(ValueError):
@@ -86,6 +89,9 @@ class MatchEquityTable:
             return 1.0
         if a <= len(self._post):
             return self._post[a - 1]
+        if a > MAX_AWAY:
+            raise InvalidMETError(f"match winning chances are known up to {MAX_AWAY}-away; "
+                                  f"{a}-away is beyond this table's reach")
         # Each two more points halve-and-some the trailer's chances: carry the last
         # ratio between entries of the same parity forward (geometric tail).
         m = len(self._post)
@@ -123,18 +129,34 @@ class MatchEquityTable:
                     ks.append(nd.inv_cdf(e) * math.sqrt(a + b) / (b - a))
         return median(ks) if ks else 1.0
 
+    def _normal(self, a: int, b: int) -> float:
+        """The fitted normal approximation Phi(k (b - a) / sqrt(a + b))."""
+        return NormalDist().cdf(self._k * (b - a) / math.sqrt(a + b))
+
     def _extrapolate(self, a: int, b: int) -> float:
-        """MWC beyond the table: a normal approximation whose scale is fitted to the table's last rows."""
+        """MWC beyond the table: the fitted normal approximation, anchored to the table's edge.
+
+        With one side inside the table, the approximation's ratio to its value at the edge
+        scales the edge entry (for the far trailer's chance, or the far leader's), so the
+        values join the table continuously and stay monotone in both aways.
+        """
+        if a > MAX_AWAY or b > MAX_AWAY:
+            raise InvalidMETError(f"match winning chances are known up to {MAX_AWAY}-away; "
+                                  f"{max(a, b)}-away is beyond this table's reach")
+        n = len(self._pre)
         if a == 1 or b == 1:
             # Crawford game against a long trailer: the trailer must win a gammonless
             # series; use the table's last Crawford entry scaled like the post-Crawford tail.
             trailer = max(a, b)
-            n = len(self._pre)
             edge = 1.0 - self._pre[0][n - 1]
             scale = self.post_crawford(trailer) / self.post_crawford(n) if self.post_crawford(n) > 0 else 0.0
             lead = 1.0 - edge * scale
             return lead if a == 1 else 1.0 - lead
-        return NormalDist().cdf(self._k * (b - a) / math.sqrt(a + b))
+        if a <= n:      # b beyond the table: my chance of losing shrinks like the approximation's
+            return 1.0 - (1.0 - self._pre[a - 1][n - 1]) * (1.0 - self._normal(a, b)) / (1.0 - self._normal(a, n))
+        if b <= n:      # a beyond the table: my chance of winning shrinks like the approximation's
+            return self._pre[n - 1][b - 1] * self._normal(a, b) / self._normal(n, b)
+        return self._normal(a, b)
 
     # -- I/O ------------------------------------------------------------------
     def to_json(self) -> dict[str, object]:
@@ -278,47 +300,96 @@ def _expected_min(win: float, drop: float, lo: float, hi: float) -> float:
     return (win * (t * t - lo * lo) / 2.0 + drop * (hi - t)) / (hi - lo)
 
 
+# -- the live-cube ladder (shared with bgnet.cube) ----------------------------
+
+@dataclass(frozen=True)
+class Ladder:
+    """Janowski's fully live cube at every cube level: each player's cash point, in my winning chance p.
+
+    Level n is the current cube times 2**n. ``win[n]``/``lose[n]``: my average value of a
+    game won/lost at that cube (gammons and backgammons weighted by the position's
+    ratios); ``cash[n]``: my value when the opponent passes my double from level n;
+    ``drop[n]``: my value when I pass his. ``my_cash[n]`` is None where my double
+    cannot gain (the cube covers what I need, or I have no access), likewise
+    ``opp_cash[n]`` for the opponent.
+    """
+
+    win: tuple[float, ...]
+    lose: tuple[float, ...]
+    cash: tuple[float, ...]
+    drop: tuple[float, ...]
+    my_cash: tuple[float | None, ...]
+    opp_cash: tuple[float | None, ...]
+
+    def knots(self, level: int, mine: bool, theirs: bool) -> tuple[tuple[float, float], ...]:
+        """My live-cube value at ``level`` as a rising polyline in p; mine/theirs: who holds the cube's access.
+
+        From (0, lose) the line runs to the opponent's cash point (he plays on for his
+        gammons below it), then to my cash point, then on to (1, win): beyond my cash
+        point I play on for my gammons, never worse than cashing.
+        """
+        pts = [(0.0, self.lose[level])]
+        t = self.opp_cash[level] if theirs else None
+        c = self.my_cash[level] if mine else None
+        if t is not None:
+            pts.append((t, self.drop[level]))
+        if c is not None:
+            pts.append((c, self.cash[level]))
+        pts.append((1.0, self.win[level]))
+        return tuple(pts)
+
+
+def polyline_value(knots: Sequence[tuple[float, float]], p: float) -> float:
+    """Value at p of a polyline whose knots rise in p (clamped to the end knots)."""
+    if p <= knots[0][0]:
+        return knots[0][1]
+    for (p0, v0), (p1, v1) in zip(knots, knots[1:]):
+        if p <= p1:
+            return v0 if p1 <= p0 else v0 + (p - p0) * (v1 - v0) / (p1 - p0)
+    return knots[-1][1]
+
+
+def _solve_line(p0: float, v0: float, p1: float, v1: float, v: float) -> float:
+    """The p in [p0, p1] where the line (p0, v0)-(p1, v1) reaches v (clamped)."""
+    if v1 <= v0 or v <= v0:
+        return p0 if v <= v0 else p1
+    if v >= v1:
+        return p1
+    return p0 + (v - v0) * (p1 - p0) / (v1 - v0)
+
+
+def build_ladder(win: Sequence[float], lose: Sequence[float], cash: Sequence[float], drop: Sequence[float],
+                 mine_useful: Sequence[bool], theirs_useful: Sequence[bool]) -> Ladder:
+    """Cash points of both players at each level, from the top level (where nobody's double gains) down.
+
+    My cash point at level n is where the opponent, owning the cube at level n+1, is
+    indifferent between taking and passing: his take value there runs from his own
+    cash point at n+1 (or from (0, lose) if his redouble cannot gain) to (1, win).
+    The opponent's cash point is the mirror image.
+    """
+    n = len(win)
+    my_cash: list[float | None] = [None] * n
+    opp_cash: list[float | None] = [None] * n
+    for k in range(n - 2, -1, -1):
+        up = k + 1
+        if mine_useful[k] and win[up] > cash[k]:
+            t = opp_cash[up]
+            p0, v0 = (t, drop[up]) if t is not None else (0.0, lose[up])
+            my_cash[k] = _solve_line(p0, v0, 1.0, win[up], cash[k])
+        if theirs_useful[k] and lose[up] < drop[k]:
+            c = my_cash[up]
+            p1, v1 = (c, cash[up]) if c is not None else (1.0, win[up])
+            opp_cash[k] = _solve_line(0.0, lose[up], p1, v1, drop[k])
+    return Ladder(tuple(win), tuple(lose), tuple(cash), tuple(drop), tuple(my_cash), tuple(opp_cash))
+
+
 def _ladder_centred(a: int, b: int, after: Callable[[int, int], float],
                     outcome: Callable[[int, bool], float]) -> float:
-    """Live-cube MWC at p = 1/2 with a centred 1-cube, both players doubling at the other's take point."""
-    top = 1
-    while top < 2 * max(a, b):
-        top *= 2
-
-    def line(cube: int, mine: bool, theirs: bool) -> tuple[float, float, float, float]:
-        """Segment (p_lo, v_lo, p_hi, v_hi) of my live MWC with ``cube``; mine/theirs: who may double."""
-        p_lo, v_lo = 0.0, outcome(cube, False)
-        p_hi, v_hi = 1.0, outcome(cube, True)
-        if mine and cube < top:
-            cash = after(a - cube, b)
-            seg = line(2 * cube, False, True)
-            if line_value(seg, 1.0) > cash:
-                p_hi, v_hi = line_solve(seg, cash), cash
-        if theirs and cube < top:
-            cash = after(a, b - cube)
-            seg = line(2 * cube, True, False)
-            if line_value(seg, 0.0) < cash:
-                p_lo, v_lo = line_solve(seg, cash), cash
-        return p_lo, v_lo, p_hi, v_hi
-
-    return line_value(line(1, True, True), 0.5)
-
-
-def line_value(seg: tuple[float, float, float, float], p: float) -> float:
-    """Value of a clamped linear segment at p."""
-    p_lo, v_lo, p_hi, v_hi = seg
-    if p <= p_lo:
-        return v_lo
-    if p >= p_hi:
-        return v_hi
-    return v_lo + (p - p_lo) * (v_hi - v_lo) / (p_hi - p_lo)
-
-
-def line_solve(seg: tuple[float, float, float, float], v: float) -> float:
-    """The p at which a rising clamped segment reaches v."""
-    p_lo, v_lo, p_hi, v_hi = seg
-    if v <= v_lo:
-        return p_lo
-    if v >= v_hi:
-        return p_hi
-    return p_lo + (v - v_lo) * (p_hi - p_lo) / (v_hi - v_lo)
+    """Live-cube MWC at p = 1/2 with a centred 1-cube (the generator's pre-Crawford value)."""
+    levels = [1]
+    while levels[-1] < max(a, b):
+        levels.append(2 * levels[-1])
+    ladder = build_ladder([outcome(k, True) for k in levels], [outcome(k, False) for k in levels],
+                          [after(a - k, b) for k in levels], [after(a, b - k) for k in levels],
+                          [k < a for k in levels], [k < b for k in levels])
+    return polyline_value(ladder.knots(0, True, True), 0.5)

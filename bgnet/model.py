@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from bgnet.encoding import FEATURE_VERSION, NUM_FEATURES, encode
+from bgnet.encoding import FEATURE_VERSIONS, KINDS, NUM_FEATURES, encode, num_features, position_kinds
 from bgnet.probs import equities, flip_probs  # noqa: F401  (re-exported: numpy helpers live in bgnet.probs)
 
 CHECKPOINT_FORMAT = 1
@@ -40,8 +40,14 @@ class ModelConfig:
     """Hidden activation: "relu", "sigmoid" or "tanh"."""
     num_features: int = NUM_FEATURES
     """Input width (from bgnet.encoding)."""
-    feature_version: int = FEATURE_VERSION
-    """Version of the input encoding the net was trained on."""
+    feature_version: int = 1
+    """Version of the input encoding the net was trained on (it selects the encoder)."""
+
+    @classmethod
+    def for_features(cls, hidden: tuple[int, ...] | list[int], activation: str = "relu", feature_version: int = 1) -> "ModelConfig":
+        """A config whose input width fits ``feature_version``."""
+        return cls(hidden=tuple(int(h) for h in hidden), activation=activation,
+                   num_features=num_features(feature_version), feature_version=feature_version)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ModelConfig":
@@ -158,10 +164,10 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
 def net_from_checkpoint(ckpt: dict[str, Any], source: str = "checkpoint") -> BgNet:
     """Rebuild the network described by a checkpoint dict."""
     config = ModelConfig.from_dict(ckpt["model_config"])
-    if config.feature_version != FEATURE_VERSION or config.num_features != NUM_FEATURES:
+    if config.feature_version not in FEATURE_VERSIONS or config.num_features != num_features(config.feature_version):
         raise CheckpointError(
             f"{source} was trained on features version {config.feature_version} ({config.num_features} inputs); "
-            f"this bgnet computes version {FEATURE_VERSION} ({NUM_FEATURES} inputs)")
+            f"this bgnet computes versions {', '.join(f'{v} ({num_features(v)} inputs)' for v in FEATURE_VERSIONS)}")
     net = BgNet(config)
     try:
         net.load_state_dict(ckpt["model"])
@@ -192,7 +198,7 @@ class NetEvaluator:
         """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
         if len(boards) == 0:
             return np.zeros((0, 5), np.float32)
-        x = torch.from_numpy(encode(boards)).to(self.device)
+        x = torch.from_numpy(encode(boards, version=self.net.config.feature_version)).to(self.device)
         return self.net(x).float().cpu().numpy()
 
     def evaluate(self, positions: list) -> list:
@@ -201,3 +207,99 @@ class NetEvaluator:
 
         boards = np.array([p.board for p in positions], dtype=np.int8).reshape(-1, 26)
         return [Probs(*map(float, row)) for row in self.probs_of_boards(boards)]
+
+
+class NetSet:
+    """Nets by kind of position (``bgnet.encoding.KINDS``), with the exact bear-off database at the end.
+
+    ``nets`` must hold "contact"; a kind without its own net is scored by the
+    contact net. Each call classifies the boards, runs one forward pass per net on
+    its rows, and then, when ``bearoff`` is true and ``bgnet.bearoff`` has its
+    database, replaces the rows of pure bear-offs by their exact chances.
+    """
+
+    def __init__(self, nets: dict[str, BgNet], bearoff: bool = True) -> None:
+        unknown = set(nets) - set(KINDS)
+        if "contact" not in nets or unknown:
+            raise ValueError(f"a NetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
+        self.nets = {k: n.eval() for k, n in nets.items()}
+        self.bearoff = bearoff
+        self._db: Any = None
+
+    def net_for(self, kind: str) -> BgNet:
+        """The net that scores positions of ``kind``."""
+        return self.nets.get(kind, self.nets["contact"])
+
+    def _database(self) -> Any:
+        if self._db is None:
+            try:
+                from bgnet import bearoff
+
+                self._db = bearoff.database()
+            except Exception:  # no database here (not built, unwritable cache): the nets answer alone
+                self._db = False
+        return self._db
+
+    @torch.inference_mode()
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll, from the net of its kind."""
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+        out = np.zeros((len(boards), 5), np.float32)
+        if len(boards) == 0:
+            return out
+        kinds = position_kinds(boards)
+        for net in {id(n): n for n in self.nets.values()}.values():  # one forward pass per net, on its kinds' rows
+            codes = [c for c, k in enumerate(KINDS) if self.net_for(k) is net]
+            rows = np.flatnonzero(np.isin(kinds, codes))
+            if len(rows):
+                x = torch.from_numpy(encode(boards[rows], version=net.config.feature_version))
+                out[rows] = net(x).float().numpy()
+        if self.bearoff and self._database():
+            mask, exact = self._db.exact_probs(boards)
+            out[mask] = np.asarray(exact, np.float32)[mask]
+        return out
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        """The same as ``probs_of_boards`` (a plain boards -> probabilities function)."""
+        return self.probs_of_boards(boards)
+
+
+def save_netset(path: str | os.PathLike[str], netset: NetSet, **extra: Any) -> None:
+    """One checkpoint for a NetSet: the contact net as the file's main ``model`` (so that single-net readers
+    still load it), the others under ``nets``, and whether the bear-off database is used."""
+    others = {k: {"model": n.state_dict(), "model_config": {**asdict(n.config), "hidden": list(n.config.hidden)}}
+              for k, n in netset.nets.items() if k != "contact"}
+    save_checkpoint(path, netset.nets["contact"], nets=others, bearoff=netset.bearoff, **extra)
+
+
+def netset_from_checkpoint(ckpt: dict[str, Any], source: str = "checkpoint") -> NetSet:
+    """The NetSet of a checkpoint dict; a single-net checkpoint gives a set of just its contact net."""
+    nets = {"contact": net_from_checkpoint(ckpt, source)}
+    for kind, entry in dict(ckpt.get("nets", {})).items():
+        if kind not in KINDS or not isinstance(entry, dict) or "model" not in entry or "model_config" not in entry:
+            raise CheckpointError(f"{source} has a net {kind!r} that is not one of {KINDS} with its model")
+        nets[kind] = net_from_checkpoint(entry, f"{source} ({kind} net)")
+    return NetSet(nets, bool(ckpt.get("bearoff", True)))
+
+
+def load_netset(path: str | os.PathLike[str]) -> NetSet:
+    """The NetSet stored in a checkpoint file (one net or several), ready on the CPU."""
+    return netset_from_checkpoint(read_checkpoint(path), f"checkpoint {str(path)!r}")
+
+
+def widen(net: BgNet, feature_version: int) -> BgNet:
+    """A copy of ``net`` on a later feature version that computes the same function: the new inputs
+    (appended after the old ones) start with zero weights, so training starts from what ``net`` knows."""
+    old, new = net.config.num_features, num_features(feature_version)
+    if feature_version < net.config.feature_version or new < old:
+        raise ValueError(f"cannot widen a version {net.config.feature_version} net to version {feature_version}")
+    config = ModelConfig(hidden=net.config.hidden, activation=net.config.activation, num_features=new,
+                         feature_version=feature_version)
+    wide = BgNet(config)
+    state = {k: v.clone() for k, v in net.state_dict().items()}
+    first = "body.0.weight" if net.config.hidden else "head.weight"
+    w = torch.zeros(state[first].shape[0], new, dtype=state[first].dtype)
+    w[:, :old] = state[first]
+    state[first] = w
+    wide.load_state_dict(state)
+    return wide.eval()

@@ -3,26 +3,29 @@
 ``legal_moves(pos, dice)`` gives every distinct legal play (distinct by
 afterstate) as ``Move`` objects; ``generate_afterstates(boards, dice)`` gives the
 afterstates of a whole batch in one flat array for the trainer.
+
+Every entry point is re-entrant: the kernels release the GIL, so each thread
+gets its own hash table and output buffers (``threading.local``), made on its
+first call. movegen sits below ``bgnet.position`` (whose ``legal_moves`` method
+calls it): afterstates are built by the class of the position passed in.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import threading
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from bgnet import _movegen_kernels as _k
-from bgnet.notation import Move, Step
-from bgnet.position import Position
+from bgnet.errors import InvalidDiceError  # re-exported: raised here
+from bgnet.notation import Move
 
-_SCRATCH = _k.new_scratch()
-_SINGLE = _k.new_single_buffers()
-_SET_BOARD = Position._board.__set__  # type: ignore[misc, attr-defined]  # the slot, bypassing immutability
+if TYPE_CHECKING:
+    from bgnet.position import Position
 
-
-class InvalidDiceError(ValueError):
-    """Dice that are not two numbers from 1 to 6."""
-
+_LOCAL = threading.local()
+"""Per-thread kernel buffers (hash table, outputs): the kernels release the GIL, so threads must not share them."""
 
 def parse_dice(dice: Sequence[int] | str) -> tuple[int, int]:
     """Dice as a pair of ints from ``(3, 1)``, ``"31"`` or ``"3-1"``; a clear error otherwise."""
@@ -59,45 +62,51 @@ def generate_plays(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np
     dice = np.ascontiguousarray(dice, dtype=np.int8)
     if boards.ndim != 2 or boards.shape[1] != 26 or dice.shape != (boards.shape[0], 2):
         raise ValueError("boards must be (B, 26) and dice (B, 2)")
-    return _k.gen_batch(boards, dice, *_SCRATCH)
+    return _k.gen_batch(boards, dice, *_scratch())
 
 
-def legal_moves(pos: Position, dice: Sequence[int] | str) -> list[Move]:
+def _scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's hash-table scratch (made on first use)."""
+    try:
+        return _LOCAL.scratch  # type: ignore[no-any-return]
+    except AttributeError:
+        _LOCAL.scratch = _k.new_scratch()
+        return _LOCAL.scratch  # type: ignore[no-any-return]
+
+
+def _single() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's output buffers for one position (made on first use)."""
+    try:
+        return _LOCAL.single  # type: ignore[no-any-return]
+    except AttributeError:
+        _LOCAL.single = _k.new_single_buffers()
+        return _LOCAL.single  # type: ignore[no-any-return]
+
+
+def swap_sides_batch(boards: np.ndarray) -> np.ndarray:
+    """Boards (N, 26) int8 turned round, so that the other side of each is on roll."""
+    return _k.swap_sides_batch(np.ascontiguousarray(boards, dtype=np.int8))  # type: ignore[no-any-return]
+
+
+def legal_moves(pos: "Position", dice: Sequence[int] | str) -> list[Move]:
     """Every distinct legal play of ``dice`` in ``pos``; a single empty move when none exists."""
     d1, d2 = parse_dice(dice)
-    out_b, out_s, out_n, out_d, b, steps = _SINGLE
-    n = _k.gen_single(np.array(pos.board, dtype=np.int8), d1, d2, out_b, out_s, out_n, out_d, b, steps, *_SCRATCH)
-    rows = out_b[:n].tolist()
-    step_rows = out_s[:n].tolist()
-    counts = out_n[:n].tolist()
-    words = out_d[:n].tolist()
-    new = object.__new__
-    set_board = _SET_BOARD
-    moves = []
-    for r, s, k, w in zip(rows, step_rows, counts, words):
-        after = new(Position)
-        set_board(after, tuple(r))
-        st: tuple[Step, ...]
-        if k == 2:
-            st = ((s[0], s[1]), (s[2], s[3]))
-        elif k == 4:
-            st = ((s[0], s[1]), (s[2], s[3]), (s[4], s[5]), (s[6], s[7]))
-        else:
-            st = tuple(zip(s[0:2 * k:2], s[1:2 * k:2]))
-        m = new(Move)
-        m.__dict__.update(steps=st, after=after, hits=w >> 3)
-        moves.append(m)
-    return moves
+    out_b, out_s, out_n, out_d, b, steps = _single()
+    n = _k.gen_single(np.array(pos.board, dtype=np.int8), d1, d2, out_b, out_s, out_n, out_d, b, steps, *_scratch())
+    after = type(pos)._trusted_rows(out_b[:n].tolist())
+    return Move._from_kernel(after, out_s[:n].tolist(), out_n[:n].tolist(), out_d[:n].tolist())
 
 
-
-def _after_boards(moves: Sequence[Move]) -> np.ndarray:
+def afterstate_boards(moves: Sequence[Move]) -> np.ndarray:
     """The (N, 26) int8 afterstates of plays from ``legal_moves``, which always sets ``after``."""
     boards = []
     for m in moves:
         assert m.after is not None, "a play from legal_moves always carries its afterstate"
         boards.append(m.after.board)
     return np.array(boards, np.int8)
+
+
+_after_boards = afterstate_boards  # the old private name, kept for callers outside the library's own files
 
 
 def generate_plays_parallel(boards: np.ndarray, dice: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

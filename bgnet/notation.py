@@ -8,38 +8,32 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Sequence
+
+from bgnet.errors import AmbiguousMoveError, IllegalMoveError, InvalidMoveError  # re-exported: raised here
 
 if TYPE_CHECKING:
     from bgnet.position import Position
 
 Step = tuple[int, int]
+"""One checker's step (from, to) in the mover's numbering: 25 = the bar, 0 = borne off."""
 
-
-class InvalidMoveError(ValueError):
-    """Move text that cannot be read."""
-
-
-class IllegalMoveError(ValueError):
-    """A well-formed move that is not legal in the position with the dice."""
-
-
-class AmbiguousMoveError(ValueError):
-    """Move text that matches more than one legal play."""
+__all__ = ["AmbiguousMoveError", "IllegalMoveError", "InvalidMoveError", "Move", "Step", "apply_pairs",
+           "format_move", "format_steps", "hits_of", "parse_move", "parse_pairs", "resolve_move"]
 
 
 def _point_name(p: int) -> str:
     return "bar" if p == 25 else "off" if p == 0 else str(p)
 
 
-def format_steps(steps: Sequence[Step], hits: int = 0) -> str:
+def format_steps(steps: Sequence[Step], hits: int = 0, *, full: bool = False) -> str:
     """gnubg's "pretty" text for one-die ``steps`` (from, to); ``hits`` is a bit mask of hit points.
 
     Steps are sorted by source then destination (highest first), chained where one
     ends where another starts (the middle point kept only when a blot was hit
-    there), identical chains collapsed to ``(n)``, and ``*`` put after the first
-    landing on each hit point.
+    there, or always with ``full``, which ``Move.__repr__`` uses so that the text
+    reads back to the same steps), identical chains collapsed to ``(n)``, and ``*``
+    put after the first landing on each hit point.
     """
     order = sorted(steps, key=lambda s: (-s[0], -s[1]))
     used = [False] * len(order)
@@ -65,7 +59,7 @@ def format_steps(steps: Sequence[Step], hits: int = 0) -> str:
             if is_hit:
                 marked |= 1 << p
             last = k == len(chain) - 1
-            if last or is_hit:
+            if last or is_hit or full:
                 parts.append(_point_name(p) + ("*" if is_hit else ""))
         texts.append("/".join(parts))
     out: list[str] = []
@@ -88,9 +82,16 @@ def parse_pairs(text: str) -> tuple[Step, ...]:
 
     Accepts ``bar``/``b`` = 25, ``off``/``o`` = 0, chains ``a/b/c``, bare numbers
     paired in order, ``(n)`` repeats the chain before it n times in all, and
-    ignores ``*`` and ``,``.
+    ignores ``,``; a ``*`` marks a hit on the point before it (see ``parse_text``).
     """
+    return parse_text(text)[0]
+
+
+def parse_text(text: str) -> tuple[tuple[Step, ...], int]:
+    """Move text as ``(pairs, marks)``: the pairs of ``parse_pairs`` and a bit mask of the points marked ``*``."""
     text = text.strip()
+    marks = 0
+    prev_point: int | None = None
     groups: list[list[int]] = []  # each a chain of points
     repeats: list[int] = []
     last = ""  # kind of the previous token: "", "point", "slash", "repeat"
@@ -101,7 +102,16 @@ def parse_pairs(text: str) -> tuple[Step, ...]:
             bad = text[pos:].strip()[:1]
             raise InvalidMoveError(f"move {text.strip()!r} has an unexpected character {bad!r}")
         pos = m.end()
-        word, num, slash, rep, _ignored = m.groups()
+        word, num, slash, rep, other = m.groups()
+        if other == "*":
+            if prev_point is not None and 1 <= prev_point <= 24:
+                marks |= 1 << prev_point
+            elif prev_point is not None:
+                raise InvalidMoveError(f"move {text!r} marks a hit on {_point_name(prev_point)}, which is no point")
+            continue
+        if other is not None:  # a comma
+            continue
+        prev_point = None
         if word is not None or num is not None:
             value = (25 if word.lower() in ("bar", "b") else 0) if word is not None else int(num)
             if value > 25:
@@ -112,6 +122,7 @@ def parse_pairs(text: str) -> tuple[Step, ...]:
                 groups.append([value])
                 repeats.append(1)
             last = "point"
+            prev_point = value
         elif slash is not None:
             if last != "point":
                 raise InvalidMoveError(f"move {text.strip()!r} has a '/' with no point before it")
@@ -147,16 +158,19 @@ def parse_pairs(text: str) -> tuple[Step, ...]:
             raise InvalidMoveError(f"move {text.strip()!r} moves backwards ({_point_name(a)}/{_point_name(b)})")
     if len(pairs) > 4:
         raise InvalidMoveError(f"move {text.strip()!r} has {len(pairs)} parts; a play has at most four")
-    return tuple(pairs)
+    return tuple(pairs), marks
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Move:
     """A play: its one-die steps (from, to) in the mover's numbering (25 = bar, 0 = off).
 
-    Moves from ``legal_moves`` also carry ``after`` (the afterstate, still seen from
-    the mover) and ``hits`` (bit mask of points where a blot was hit). Two moves are
-    equal when their afterstates are (or, without afterstates, their sorted steps).
+    A Move is a value like python-chess's: two moves are equal (and hash alike)
+    when their steps are, in any order; ``after`` and ``hits`` are context, not
+    identity. Moves from ``legal_moves`` carry ``after`` (the afterstate, still
+    seen from the mover) and ``hits`` (bit mask of the points where a blot was
+    hit); compare ``m.after`` to ask whether two plays lead to the same position.
+    ``eval(repr(m)) == m`` for every move.
     """
 
     steps: tuple[Step, ...]
@@ -165,10 +179,33 @@ class Move:
 
     @classmethod
     def from_str(cls, text: str) -> "Move":
-        """A move from text as written (pairs may cover several pips; no board needed)."""
-        return cls(parse_pairs(text))
+        """A move from text as written (pairs may cover several pips, ``*`` marks a hit; no board needed)."""
+        pairs, marks = parse_text(text)
+        return cls(pairs, None, marks)
 
-    @cached_property
+    @classmethod
+    def _from_kernel(cls, after: "list[Position]", step_rows: list[list[int]], counts: list[int],
+                     words: list[int]) -> "list[Move]":
+        """Moves from move-generation output rows (trusted: the kernel's steps and hit masks are valid)."""
+        new = object.__new__
+        set_steps, set_after, set_hits = _SET_STEPS, _SET_AFTER, _SET_HITS
+        moves = []
+        for a, s, k, w in zip(after, step_rows, counts, words):
+            st: tuple[Step, ...]
+            if k == 2:
+                st = ((s[0], s[1]), (s[2], s[3]))
+            elif k == 4:
+                st = ((s[0], s[1]), (s[2], s[3]), (s[4], s[5]), (s[6], s[7]))
+            else:
+                st = tuple(zip(s[0:2 * k:2], s[1:2 * k:2]))
+            m = new(cls)
+            set_steps(m, st)
+            set_after(m, a)
+            set_hits(m, w >> 3)
+            moves.append(m)
+        return moves
+
+    @property
     def text(self) -> str:
         """gnubg-style notation, e.g. ``13/7*/5``; empty for no play."""
         return format_steps(self.steps, self.hits)
@@ -177,17 +214,15 @@ class Move:
         return self.text
 
     def __repr__(self) -> str:
-        return f"Move.from_str({self.text!r})"
+        return f"Move.from_str({format_steps(self.steps, self.hits, full=True)!r})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Move):
             return NotImplemented
-        if self.after is not None and other.after is not None:
-            return self.after == other.after
-        return sorted(self.steps) == sorted(other.steps)
+        return self.steps == other.steps or sorted(self.steps) == sorted(other.steps)
 
     def __hash__(self) -> int:
-        return hash(self.after) if self.after is not None else hash(tuple(sorted(self.steps)))
+        return hash(tuple(sorted(self.steps)))
 
     @property
     def is_empty(self) -> bool:
@@ -195,11 +230,15 @@ class Move:
         return not self.steps
 
 
-def apply_pairs(pos: "Position", pairs: Sequence[Step]) -> "Position | None":
-    """The position after jumping each checker straight along ``pairs`` (hits on landing), or None if impossible."""
-    from bgnet.position import Position
+# The slots' own setters: ``Move._from_kernel`` fills a new Move without the frozen __setattr__.
+_SET_STEPS = Move.__dict__["steps"].__set__
+_SET_AFTER = Move.__dict__["after"].__set__
+_SET_HITS = Move.__dict__["hits"].__set__
 
-    b = list(pos.board)
+
+def _jump(board: Sequence[int], pairs: Sequence[Step]) -> list[int] | None:
+    """``board`` after jumping each checker straight along ``pairs`` (hits on landing only), or None if impossible."""
+    b = list(board)
     for a, t in pairs:
         if b[a] <= 0:
             return None
@@ -211,28 +250,87 @@ def apply_pairs(pos: "Position", pairs: Sequence[Step]) -> "Position | None":
                 b[t] = 0
                 b[0] -= 1
             b[t] += 1
-    return Position(b)
+    return b
 
 
-def parse_move(pos: "Position", text: str, dice: Sequence[int]) -> Move:
-    """Resolve ``text`` to the legal play of ``dice`` in ``pos`` with the same afterstate."""
-    from bgnet.movegen import legal_moves
+def apply_pairs(pos: "Position", pairs: Sequence[Step]) -> "Position | None":
+    """The position after jumping each checker straight along ``pairs`` (hits on landing), or None if impossible."""
+    b = _jump(pos.board, pairs)
+    return None if b is None else type(pos)(b)
 
-    moves = legal_moves(pos, dice)
+
+def hits_of(board: Sequence[int], steps: Sequence[Step]) -> int:
+    """Bit mask of the points where ``steps``, played one by one on ``board``, land on a lone opposing checker."""
+    b = list(board)
+    hits = 0
+    for a, t in steps:
+        b[a] -= 1
+        if t >= 1:
+            if b[t] == -1:
+                hits |= 1 << t
+                b[t] = 0
+            b[t] += 1
+    return hits
+
+
+def format_move(pos: "Position", move: Move) -> str:
+    """gnubg-style text of a move of ``pos``, with the hit marks the position gives it."""
+    return format_steps(move.steps, hits_of(pos.board, move.steps))
+
+
+def _fits(steps: Sequence[Step], pairs: Sequence[Step]) -> bool:
+    """Whether one-die ``steps`` split into one checker path per written pair (a, b), using every step once."""
+    used = [False] * len(steps)
+
+    def walk(i: int, at: int) -> bool:
+        a, b = pairs[i]
+        if at == b:
+            return all(used) if i + 1 == len(pairs) else walk(i + 1, pairs[i + 1][0])
+        for j, (s, t) in enumerate(steps):
+            if not used[j] and s == at and t >= b:
+                used[j] = True
+                if walk(i, t):
+                    return True
+                used[j] = False
+        return False
+
+    return walk(0, pairs[0][0]) if pairs else not steps
+
+
+def _points(mask: int) -> str:
+    return ", ".join(str(p) for p in range(24, 0, -1) if mask >> p & 1)
+
+
+def resolve_move(pos: "Position", text: str, moves: Sequence[Move], dice: Sequence[int] | str) -> Move:
+    """The one play among ``moves`` (the legal plays of ``dice`` in ``pos``) that ``text`` writes.
+
+    Text that jumps straight to a legal afterstate is that play (``13/5`` is the
+    play through the empty point); otherwise the plays whose steps the written
+    checker paths cover are candidates. A ``*`` the play does not make is an
+    error, and text that fits two plays raises ``AmbiguousMoveError`` naming them.
+    """
+    roll = dice if isinstance(dice, str) else f"{dice[0]}-{dice[1]}"
     if not text.strip():
         if moves[0].is_empty:
             return moves[0]
         raise IllegalMoveError("an empty move is only legal when no checker can be played")
-    pairs = parse_pairs(text)
-    after = apply_pairs(pos, pairs)
-    matches = [m for m in moves if after is not None and m.after == after]
-    if not matches:
-        # A shortened chain (13/5 for 13/9*/5) is accepted when exactly one play writes the same way.
-        wanted = sorted(pairs)
-        matches = [m for m in moves if sorted(parse_pairs(m.text)) == wanted]
-        if len(matches) > 1:
-            raise AmbiguousMoveError(
-                f"{text!r} matches {len(matches)} plays: " + ", ".join(m.text for m in matches))
-    if not matches:
-        raise IllegalMoveError(f"{text.strip()!r} is not a legal play of {dice[0]}-{dice[1]} in this position")
-    return matches[0]
+    pairs, marks = parse_text(text)
+    board = _jump(pos.board, pairs)
+    exact = [] if board is None else [m for m in moves if m.after is not None and list(m.after.board) == board]
+    candidates = exact or [m for m in moves if _fits(m.steps, pairs)]
+    if not candidates:
+        raise IllegalMoveError(f"{text.strip()!r} is not a legal play of {roll} in this position")
+    marked = [m for m in candidates if marks & ~m.hits == 0]
+    if not marked:
+        missing = marks & ~candidates[0].hits
+        raise IllegalMoveError(f"{text.strip()!r} marks a hit on {_points(missing)}, but "
+                               f"{candidates[0].text or 'the play'} hits no blot there")
+    if len(marked) > 1:
+        raise AmbiguousMoveError(f"{text.strip()!r} fits {len(marked)} plays of {roll}: "
+                                 + " and ".join(m.text for m in marked) + "; write the one you mean in full")
+    return marked[0]
+
+
+def parse_move(pos: "Position", text: str, dice: Sequence[int] | str) -> Move:
+    """Resolve ``text`` to the legal play of ``dice`` in ``pos`` it writes (see ``resolve_move``)."""
+    return resolve_move(pos, text, pos.legal_moves(dice), dice)

@@ -10,13 +10,30 @@ Layout (shared by every kernel in bgnet): a board is 26 signed int8 slots.
 * borne-off checkers are not stored: 15 minus the checkers still in play.
 
 ``swap_sides`` turns the board round: ``new[i] = -old[25 - i]``.
+
+Position sits above the modules it offers as methods (``formats`` for the IDs,
+``notation`` for move text, ``movegen`` for legal plays, ``render`` for the
+drawing), which work on boards and reach the Position class only through the
+object they are given, so the engine's imports run one way.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence, TypeAlias
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Iterable, Literal, Sequence, TypeAlias
 
 import numpy as np
+
+from bgnet.errors import IllegalMoveError, InvalidPositionError  # InvalidPositionError is re-exported: raised here
+from bgnet.formats import (CHECKERS, boards_from_position_id, is_xgid, parse_xgid, position_id_from_boards,
+                           xgid_from_position)
+from bgnet.movegen import legal_moves as _legal_moves
+from bgnet.notation import Move, format_move, parse_move
+from bgnet.render import render_board
+
+__all__ = ["BAR", "CHECKERS", "NUM_SLOTS", "OFF", "OPP_BAR", "STARTING_POSITION", "InvalidPositionError",
+           "Outcome", "Point", "Position", "Result"]
 
 Point: TypeAlias = int
 
@@ -24,7 +41,6 @@ BAR: Point = 25
 OFF: Point = 0
 OPP_BAR = 0
 NUM_SLOTS = 26
-CHECKERS = 15
 
 _START = [0] * NUM_SLOTS
 for _p, _n in ((24, 2), (13, 5), (8, 3), (6, 5)):
@@ -32,8 +48,36 @@ for _p, _n in ((24, 2), (13, 5), (8, 3), (6, 5)):
     _START[25 - _p] = -_n
 
 
-class InvalidPositionError(ValueError):
-    """A position that cannot occur in backgammon."""
+class Result(IntEnum):
+    """How a finished game was won: the points it is worth at cube 1."""
+
+    SINGLE = 1
+    GAMMON = 2
+    BACKGAMMON = 3
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished game ended, seen from the position's side on roll (``Position.outcome``)."""
+
+    winner: Literal["me", "opponent"]
+    """"me": the side on roll of the position has borne off all 15; "opponent": the other side has."""
+    kind: Result
+    """Single, gammon (the loser bore off none) or backgammon (and still has a checker on the bar or
+    in the winner's home board)."""
+
+    @property
+    def points(self) -> int:
+        """Points the game is worth at cube 1 (1, 2 or 3)."""
+        return int(self.kind)
+
+    @property
+    def signed_points(self) -> int:
+        """Points for the side on roll: ``+points`` when it won, ``-points`` when it lost.
+
+        This is the code ``bgnet._game_kernels.terminal_codes`` gives a finished board.
+        """
+        return self.points if self.winner == "me" else -self.points
 
 
 def _check_board(board: Sequence[int]) -> None:
@@ -78,9 +122,22 @@ class Position:
 
     @classmethod
     def _trusted(cls, cells: tuple[int, ...]) -> "Position":
+        """A Position from 26 ints known to be valid (kernel output), without checking them again."""
         obj = object.__new__(cls)
-        object.__setattr__(obj, "_board", cells)
+        _SET_BOARD(obj, cells)
         return obj
+
+    @classmethod
+    def _trusted_rows(cls, rows: list[list[int]]) -> "list[Position]":
+        """Positions from rows of 26 ints known to be valid (move-generation output), the fast way."""
+        new = object.__new__
+        set_board = _SET_BOARD
+        out = []
+        for r in rows:
+            obj = new(cls)
+            set_board(obj, tuple(r))
+            out.append(obj)
+        return out
 
     @classmethod
     def from_array(cls, board: np.ndarray) -> "Position":
@@ -133,16 +190,12 @@ class Position:
     @classmethod
     def from_position_id(cls, position_id: str) -> "Position":
         """Parse a GNU Backgammon Position ID (14 characters), player on roll as seen by gnubg."""
-        from bgnet.formats import boards_from_position_id
-
         not_on_roll, on_roll = boards_from_position_id(position_id)
         return cls.from_boards(not_on_roll, on_roll)
 
     @classmethod
     def from_xgid(cls, xgid: str) -> "Position":
         """The position of an XGID, seen from the player on roll."""
-        from bgnet.formats import parse_xgid
-
         x = parse_xgid(xgid)
         return cls.from_boards(x.not_on_roll, x.on_roll)
 
@@ -150,7 +203,7 @@ class Position:
     def parse(cls, text: str) -> "Position":
         """A Position ID or an XGID (with or without ``XGID=``)."""
         text = text.strip()
-        if text.upper().startswith("XGID=") or text.count(":") >= 9:
+        if is_xgid(text):
             return cls.from_xgid(text)
         if ":" in text:  # gnubg's "PositionID:MatchID"
             text = text.split(":", 1)[0]
@@ -175,14 +228,10 @@ class Position:
 
     def position_id(self) -> str:
         """The GNU Backgammon Position ID."""
-        from bgnet.formats import position_id_from_boards
-
         return position_id_from_boards(self.boards())
 
     def xgid(self, match: object | None = None) -> str:
         """An XGID for this position with the side on roll at the bottom (see formats.xgid_from_position)."""
-        from bgnet.formats import xgid_from_position
-
         return xgid_from_position(self, match)
 
     @property
@@ -226,37 +275,64 @@ class Position:
         opp_back = min((p for p in range(1, 25) if b[p] < 0), default=25)
         return my_back < opp_back
 
+    def outcome(self) -> Outcome | None:
+        """Who won and how once a side has borne off all 15 checkers; None while the game goes on."""
+        b = self._board
+        if any(n > 0 for n in b[1:]):
+            if any(n < 0 for n in b[:25]):
+                return None
+            winner: Literal["me", "opponent"] = "opponent"
+            loser = b  # seen from the loser, who is on roll
+        else:
+            winner = "me"
+            loser = tuple(-b[25 - i] for i in range(NUM_SLOTS))
+        if sum(n for n in loser[1:] if n > 0) < CHECKERS:
+            kind = Result.SINGLE
+        elif loser[BAR] > 0 or any(loser[p] > 0 for p in range(19, 25)):
+            kind = Result.BACKGAMMON  # the winner's home board is the loser's points 19..24
+        else:
+            kind = Result.GAMMON
+        return Outcome(winner, kind)
+
     def is_game_over(self) -> bool:
-        """True when either side has borne off all 15 checkers."""
-        return self.off == CHECKERS or self.opp_off == CHECKERS
+        """True when either side has borne off all 15 checkers (``outcome()`` says how)."""
+        b = self._board
+        return not any(n > 0 for n in b[1:]) or not any(n < 0 for n in b[:25])
 
-    # -- moves (delegated so that position.py stays at the bottom of the imports)
-    def legal_moves(self, dice: Sequence[int]) -> list:
+    # -- moves ----------------------------------------------------------------
+    def legal_moves(self, dice: Sequence[int] | str) -> list[Move]:
         """Every distinct legal play of ``dice`` (see ``bgnet.movegen.legal_moves``)."""
-        from bgnet.movegen import legal_moves
+        return _legal_moves(self, dice)
 
-        return legal_moves(self, dice)
-
-    def parse_move(self, text: str, dice: Sequence[int]):
-        """Resolve move text against the legal plays of ``dice`` (see ``bgnet.notation``)."""
-        from bgnet.notation import parse_move
-
+    def parse_move(self, text: str, dice: Sequence[int] | str) -> Move:
+        """Resolve move text against the legal plays of ``dice`` (see ``bgnet.notation.resolve_move``)."""
         return parse_move(self, text, dice)
 
-    def format_move(self, move) -> str:
+    def format_move(self, move: Move) -> str:
         """gnubg-style text of a legal move of this position, with hit marks."""
-        from bgnet.notation import format_steps
+        return format_move(self, move)
 
+    def play(self, move: Move) -> "Position":
+        """The next position after ``move``: its steps played on this board, then the other side on roll.
+
+        The steps must be playable checker by checker (a step from an empty point,
+        onto a point the opponent holds, past a checker on the bar, or off the board
+        before all are home is an ``IllegalMoveError``); whether they use the dice is
+        the caller's business (take moves from ``legal_moves``).
+        """
         b = list(self._board)
-        hits = 0
         for a, t in move.steps:
+            if (not (1 <= a <= 25 and 0 <= t < a) or b[a] <= 0 or (t >= 1 and b[t] < -1) or (b[BAR] > 0 and a != BAR)
+                    or (t == 0 and any(n > 0 for n in b[7:]))):
+                raise IllegalMoveError(f"{move.text or 'the empty move'} cannot be played in this position "
+                                       f"(step {a}/{t})")
             b[a] -= 1
             if t >= 1:
                 if b[t] == -1:
-                    hits |= 1 << t
                     b[t] = 0
+                    b[OPP_BAR] -= 1
                 b[t] += 1
-        return format_steps(move.steps, hits)
+        return Position._trusted(tuple(b)).swap_sides()
 
     # -- dunder ---------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -269,9 +345,11 @@ class Position:
         return f"Position.from_position_id({self.position_id()!r})"
 
     def __str__(self) -> str:
-        from bgnet.render import render_board
-
         return render_board(self)
+
+
+_SET_BOARD = Position.__dict__["_board"].__set__
+"""The slot's own setter: the trusted constructors fill a new Position without the immutable __setattr__."""
 
 
 STARTING_POSITION = Position.start()

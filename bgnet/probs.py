@@ -1,4 +1,10 @@
-"""Probs: the evaluator's five cumulative probabilities for the side on roll."""
+"""Probs: the evaluator's five cumulative probabilities for the side on roll, and their one flip.
+
+This module owns the names of the five outputs (``PROB_NAMES``), their printed
+line (``Probs.line``), cubeless money equity (``equities``) and turning them round
+to the other side's view (``flip_row`` in kernels, ``flip_probs`` on arrays,
+``Probs.flip`` on a value; the last two call the first).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,27 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+from numba import njit
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+"""The five outputs, in order (JSON keys and field names)."""
+
+
+@njit(cache=True, nogil=True)
+def flip_row(v: np.ndarray, out: np.ndarray) -> None:
+    """Write into ``out`` (5,) the probabilities ``v`` (5,) seen by the other side: win and loss swap."""
+    w, wg, wbg, lg, lbg = v[0], v[1], v[2], v[3], v[4]
+    out[0] = 1.0 - w
+    out[1] = lg
+    out[2] = lbg
+    out[3] = wg
+    out[4] = wbg
+
+
+@njit(cache=True, nogil=True)
+def _flip_rows(probs: np.ndarray, out: np.ndarray) -> None:
+    for i in range(probs.shape[0]):
+        flip_row(probs[i], out[i])
 
 
 @dataclass(frozen=True)
@@ -41,13 +68,22 @@ class Probs:
 
     def flip(self) -> "Probs":
         """The same position's chances seen by the other side."""
-        return Probs(1.0 - self.win, self.lose_gammon, self.lose_backgammon,
-                     self.win_gammon, self.win_backgammon)
+        return Probs(*(float(x) for x in flip_probs(np.array([list(self)], np.float64))[0]))
+
+    def to_dict(self) -> dict[str, float]:
+        """The five probabilities keyed by ``PROB_NAMES``, for JSON."""
+        return dict(zip(PROB_NAMES, self.as_list()))
+
+    def line(self) -> str:
+        """gnubg's probability line: ``win wg wbg - lose lg lbg``, three decimals."""
+        return (f"{self.win:.3f} {self.win_gammon:.3f} {self.win_backgammon:.3f} - "
+                f"{self.lose:.3f} {self.lose_gammon:.3f} {self.lose_backgammon:.3f}")
 
     def __iter__(self) -> Iterator[float]:
         return iter((self.win, self.win_gammon, self.win_backgammon, self.lose_gammon, self.lose_backgammon))
 
     def as_list(self) -> list[float]:
+        """The five values in ``PROB_NAMES`` order."""
         return list(self)
 
 
@@ -57,11 +93,9 @@ def equities(probs: Any) -> Any:
 
 
 def flip_probs(probs: np.ndarray) -> np.ndarray:
-    """Rows (N, 5) of probabilities seen by the other side."""
-    out = np.empty_like(probs)
-    out[:, 0] = 1.0 - probs[:, 0]
-    out[:, 1] = probs[:, 3]
-    out[:, 2] = probs[:, 4]
-    out[:, 3] = probs[:, 1]
-    out[:, 4] = probs[:, 2]
+    """Rows (N, 5) of probabilities seen by the other side (a new array of the same dtype)."""
+    probs = np.asarray(probs)
+    out = np.empty(probs.shape, probs.dtype if probs.dtype in (np.float32, np.float64) else np.float64)
+    if len(out):
+        _flip_rows(np.ascontiguousarray(probs, out.dtype), out)
     return out

@@ -1,53 +1,49 @@
-"""Game rules beyond move generation: game end, winner, result kind, the opening roll."""
+"""Game rules beyond move generation: the opening roll, and the older names for game end.
+
+How a game ends is ``Position.outcome()`` (an ``Outcome``: winner and ``Result``);
+``winner``, ``is_game_over`` and ``result_kind`` below are thin views of it, kept
+for callers written before it existed.
+"""
 
 from __future__ import annotations
 
-from enum import IntEnum
+from typing import TypeVar
 
 import numpy as np
 
-from bgnet.position import BAR, Position
+from bgnet.position import Outcome, Position, Result
 
+__all__ = ["Outcome", "Result", "is_game_over", "opening_roll", "other_opening_die", "result_kind", "winner"]
 
-class Result(IntEnum):
-    """How a finished game was won: the points it is worth at cube 1."""
-
-    SINGLE = 1
-    GAMMON = 2
-    BACKGAMMON = 3
+_Die = TypeVar("_Die", int, np.ndarray)
 
 
 def winner(pos: Position) -> int | None:
     """0 if the side on roll has borne off all 15, 1 if the opponent has, None while the game goes on."""
-    if pos.off == 15:
-        return 0
-    if pos.opp_off == 15:
-        return 1
-    return None
+    out = pos.outcome()
+    return None if out is None else (0 if out.winner == "me" else 1)
 
 
 def is_game_over(pos: Position) -> bool:
     """True when one side has borne off every checker."""
-    return winner(pos) is not None
+    return pos.is_game_over()
 
 
 def result_kind(pos: Position) -> Result:
-    """Single, gammon or backgammon for the side that has borne off all 15 (game must be over).
-
-    A gammon: the loser has borne off none. A backgammon: the loser has borne off
-    none and still has a checker on the bar or in the winner's home board.
-    """
-    who = winner(pos)
-    if who is None:
+    """Single, gammon or backgammon for the side that has borne off all 15 (the game must be over)."""
+    out = pos.outcome()
+    if out is None:
         raise ValueError("the game is not over: neither side has borne off all 15 checkers")
-    loser_view = pos if who == 1 else pos.swap_sides()  # seen from the loser
-    if loser_view.off > 0:
-        return Result.SINGLE
-    b = loser_view.board
-    # The winner's home board is the loser's points 19..24; the bar is slot 25.
-    if b[BAR] > 0 or any(b[p] > 0 for p in range(19, 25)):
-        return Result.BACKGAMMON
-    return Result.GAMMON
+    return out.kind
+
+
+def other_opening_die(first: _Die, shift: _Die) -> _Die:
+    """The second opening die from the first and a ``shift`` of 1 to 5: any of the five other faces, never a double.
+
+    With ``shift`` uniform on 1..5 the pair is uniform over the 30 non-double rolls;
+    it works on ints and on numpy arrays alike (self-play and duels roll whole batches).
+    """
+    return (first - 1 + shift) % 6 + 1  # type: ignore[return-value]
 
 
 def opening_roll(rng: np.random.Generator) -> tuple[int, int]:

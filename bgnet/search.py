@@ -13,8 +13,8 @@ Plies are counted the way GNU Backgammon counts them:
 
 Replies inside the tree are chosen at 0 ply, as gnubg does, which keeps 2-ply to
 one move-generation call and one evaluation per level. Each level handles all its
-positions at once: one ``gen_batch`` call for every roll of every position, one
-``probs_fn`` call for every reply, and a segment argmax; there is no Python loop
+positions at once: one ``generate_plays`` call for every roll of every position,
+one evaluator call for every reply, and a segment argmax; there is no Python loop
 over rolls or replies. Finished games are scored exactly, never by the net.
 
 Plays are ranked by cubeless money equity, or, when a match ``MatchState`` is
@@ -25,20 +25,23 @@ values at the score), reported as a normalised equity (``equity_at_score``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from bgnet import _game_kernels as gk
-from bgnet import _movegen_kernels as mk
+from bgnet.errors import BgnetError
 from bgnet.match import MatchState
-from bgnet.movegen import _SCRATCH, _after_boards, legal_moves, parse_dice
+from bgnet.movegen import afterstate_boards, generate_plays, legal_moves, parse_dice, swap_sides_batch
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
+from bgnet.protocols import Evaluator, EvaluatorLike, ProbsFn, as_evaluator
 
-ProbsFn = Callable[[np.ndarray], np.ndarray]
-"""Maps boards (N, 26) int8 to (N, 5) float32 probabilities for each board's side on roll."""
+__all__ = ["DEFAULT_FILTERS", "MAX_PLY", "MONEY", "ROLLS", "ROLL_WEIGHTS", "Evaluator", "EvaluatorLike", "MoveFilter",
+           "ProbsFn", "RankedMove", "SearchError", "SearchScorer", "Utility", "best_move", "check_ply",
+           "equity_at_score", "evaluate_boards", "evaluate_position", "leaf_probs", "match_winning_chance",
+           "mwc_to_equity", "rank_moves", "utility_for"]
 
 MAX_PLY = 3
 """Deepest search accepted (3-ply is slow on a CPU; 2-ply is the practical limit)."""
@@ -50,7 +53,7 @@ ROLL_WEIGHTS = np.array([1.0 / 36.0 if a == b else 2.0 / 36.0 for a, b in ROLLS]
 _ROLL_DICE = np.array(ROLLS, np.int8)
 
 
-class SearchError(ValueError):
+class SearchError(BgnetError):
     """A search request that cannot be carried out (bad ply, bad filter)."""
 
 
@@ -150,8 +153,8 @@ def equity_at_score(probs: Probs | Sequence[float], state: MatchState | None) ->
     return float(utility_for(state).of(np.array([list(Probs.of(probs))]))[0])
 
 
-def _check_ply(ply: int) -> int:
-    """``ply`` as an int from 0 to MAX_PLY, or a SearchError."""
+def check_ply(ply: int) -> int:
+    """``ply`` as an int from 0 to MAX_PLY, or a SearchError (the one check of the search depth)."""
     if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or not 0 <= int(ply) <= MAX_PLY:
         raise SearchError(f"ply must be an integer from 0 to {MAX_PLY}, got {ply!r}")
     return int(ply)
@@ -160,27 +163,44 @@ def _check_ply(ply: int) -> int:
 # -- batched evaluation ----------------------------------------------------------------
 
 
-def _net(probs_fn: ProbsFn, boards: np.ndarray) -> np.ndarray:
-    """0-ply probabilities (N, 5) float64 of boards for each side on roll, exact for finished games."""
+_check_ply = check_ply  # the old private name
+
+
+def leaf_probs(evaluator: EvaluatorLike, boards: np.ndarray) -> np.ndarray:
+    """0-ply probabilities (N, 5) float32 of boards for each side on roll: the evaluator's, exact where the game is over.
+
+    The one "boards to probabilities" step of search, self-play and duels: a
+    finished game is never scored by the net.
+    """
     out = np.zeros((len(boards), 5), np.float32)
     if len(boards):
-        out[:] = np.asarray(probs_fn(boards), np.float32)
+        boards = np.ascontiguousarray(boards, np.int8)
+        out[:] = np.asarray(as_evaluator(evaluator).probs_of_boards(boards), np.float32)
         gk.apply_terminal(gk.terminal_codes(boards), out)
-    return out.astype(np.float64)
+    return out
 
 
-def evaluate_boards(probs_fn: ProbsFn, boards: np.ndarray, ply: int, utility: Utility = MONEY,
+def _leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
+    """``leaf_probs`` in float64, as the search sums them."""
+    return leaf_probs(evaluator, boards).astype(np.float64)
+
+
+def evaluate_boards(evaluator: EvaluatorLike, boards: np.ndarray, ply: int, utility: Utility = MONEY,
                     opp_utility: Utility | None = None) -> np.ndarray:
     """n-ply probabilities (N, 5) for boards (N, 26), each for its side on roll.
 
     ``utility`` is what the side on roll of ``boards`` maximises when it picks its
     plays, ``opp_utility`` what the other side maximises (default: the same).
     """
-    ply = _check_ply(ply)
+    return _evaluate_boards(as_evaluator(evaluator), boards, check_ply(ply), utility, opp_utility)
+
+
+def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility: Utility,
+                     opp_utility: Utility | None) -> np.ndarray:
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
     opp_utility = utility if opp_utility is None else opp_utility
     if ply == 0:
-        return _net(probs_fn, boards)
+        return _leaf64(evaluator, boards)
     out = np.zeros((len(boards), 5), np.float64)
     codes = gk.terminal_codes(boards)
     done = codes != 0
@@ -195,24 +215,24 @@ def evaluate_boards(probs_fn: ProbsFn, boards: np.ndarray, ply: int, utility: Ut
     # Every roll of every live board: (n * 21) rows, board-major.
     rolled = np.repeat(boards[live], len(ROLLS), axis=0)
     dice = np.tile(_ROLL_DICE, (n, 1))
-    after, _steps, _ns, offsets = mk.gen_batch(rolled, dice, *_SCRATCH)
-    cand = mk.swap_sides_batch(after)  # the opponent on roll
-    cand_probs = _net(probs_fn, cand)  # for the opponent
+    after, _steps, _ns, offsets = generate_plays(rolled, dice)
+    cand = swap_sides_batch(after)  # the opponent on roll
+    cand_probs = _leaf64(evaluator, cand)  # for the opponent
     mover_values = utility.of(flip_probs(cand_probs))
     choice = gk.segment_argmax(mover_values, offsets)
     if ply == 1:
         per_roll = flip_probs(cand_probs[choice])
     else:
-        per_roll = flip_probs(evaluate_boards(probs_fn, cand[choice], ply - 1, opp_utility, utility))
+        per_roll = flip_probs(_evaluate_boards(evaluator, cand[choice], ply - 1, opp_utility, utility))
     out[live] = np.einsum("nrk,r->nk", per_roll.reshape(n, len(ROLLS), 5), ROLL_WEIGHTS)
     return out
 
 
-def evaluate_position(probs_fn: ProbsFn, pos: Position, ply: int = 0, state: MatchState | None = None) -> Probs:
+def evaluate_position(evaluator: EvaluatorLike, pos: Position, ply: int = 0, state: MatchState | None = None) -> Probs:
     """Cubeless chances for the side on roll of ``pos`` at ``ply`` plies (plays chosen by ``state``'s values)."""
     util = utility_for(state)
     opp = utility_for(state.swap_sides()) if state is not None else util
-    row = evaluate_boards(probs_fn, np.array([pos.board], np.int8), ply, util, opp)[0]
+    row = evaluate_boards(evaluator, np.array([pos.board], np.int8), ply, util, opp)[0]
     return Probs(*(float(v) for v in row))
 
 
@@ -234,7 +254,7 @@ class RankedMove:
         return iter((self.move, self.probs))
 
 
-def rank_moves(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply: int = 0,
+def rank_moves(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str, ply: int = 0,
                filter: MoveFilter | Sequence[MoveFilter] | None = None,
                state: MatchState | None = None) -> list[RankedMove]:
     """Every legal play of ``dice`` ranked best first for the side on roll, searched to ``ply`` plies.
@@ -244,7 +264,8 @@ def rank_moves(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply:
     deeper. Plays dropped early keep their shallower value and rank below the deeper
     ones, as in GNU Backgammon. ``state`` (a match) ranks by equity at the score.
     """
-    ply = _check_ply(ply)
+    ply = check_ply(ply)
+    ev = as_evaluator(evaluator)
     if filter is None:
         filters: tuple[MoveFilter, ...] = DEFAULT_FILTERS
     elif isinstance(filter, MoveFilter):
@@ -256,14 +277,14 @@ def rank_moves(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply:
     moves = legal_moves(pos, parse_dice(dice))
     util = utility_for(state)
     opp = utility_for(state.swap_sides()) if state is not None else util
-    cand = mk.swap_sides_batch(_after_boards(moves))
-    probs = flip_probs(_net(probs_fn, cand))  # for the mover
+    cand = swap_sides_batch(afterstate_boards(moves))
+    probs = flip_probs(_leaf64(ev, cand))  # for the mover
     depth = np.zeros(len(moves), np.int64)
     alive = np.arange(len(moves))
     for level in range(1, ply + 1):
         f = filters[min(level - 1, len(filters) - 1)]
         alive = alive[f.select(util.of(probs[alive]))]
-        probs[alive] = flip_probs(evaluate_boards(probs_fn, cand[alive], level, opp, util))
+        probs[alive] = flip_probs(_evaluate_boards(ev, cand[alive], level, opp, util))
         depth[alive] = level
     values = util.of(probs)
     order = sorted(range(len(moves)), key=lambda i: (-depth[i], -values[i]))
@@ -271,22 +292,22 @@ def rank_moves(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply:
             for i in order]
 
 
-def best_move(probs_fn: ProbsFn, pos: Position, dice: Sequence[int] | str, ply: int = 0,
+def best_move(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str, ply: int = 0,
               state: MatchState | None = None) -> Move:
     """The best play of ``dice`` at ``ply`` plies (the empty move when nothing can be played)."""
-    ply = _check_ply(ply)
+    ply = check_ply(ply)
     moves = legal_moves(pos, parse_dice(dice))
     if len(moves) == 1:
         return moves[0]
     if ply == 0:  # the common case in games: skip building Probs objects
         util = utility_for(state)
-        cand = mk.swap_sides_batch(_after_boards(moves))
-        return moves[int(np.argmax(util.of(flip_probs(_net(probs_fn, cand)))))]
-    return rank_moves(probs_fn, pos, dice, ply, state=state)[0].move
+        cand = swap_sides_batch(afterstate_boards(moves))
+        return moves[int(np.argmax(util.of(flip_probs(_leaf64(as_evaluator(evaluator), cand)))))]
+    return rank_moves(evaluator, pos, dice, ply, state=state)[0].move
 
 
 class SearchScorer:
-    """A ``bgnet.duel.BatchScorer`` that ranks every game's plays at ``ply`` plies, all games at once.
+    """A ``BatchScorer`` (``bgnet.protocols``) that ranks every game's plays at ``ply`` plies, all games at once.
 
     It does for a whole batch of games what ``rank_moves`` does for one position
     (cubeless money equity, the same filters), so that n-ply agents can play
@@ -294,14 +315,15 @@ class SearchScorer:
     evaluation for every kept play of every game.
     """
 
-    def __init__(self, probs_fn: ProbsFn, ply: int, filters: Sequence[MoveFilter] = DEFAULT_FILTERS) -> None:
-        self.probs_fn = probs_fn
-        self.ply = _check_ply(ply)
+    def __init__(self, evaluator: EvaluatorLike, ply: int, filters: Sequence[MoveFilter] = DEFAULT_FILTERS) -> None:
+        self.evaluator = as_evaluator(evaluator)
+        self.ply = check_ply(ply)
         self.filters = tuple(filters)
 
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        cand = mk.swap_sides_batch(after)
-        probs = flip_probs(_net(self.probs_fn, cand))
+        """The mover's money equity of every play, searched to ``ply`` for the plays the filters keep."""
+        cand = swap_sides_batch(after)
+        probs = flip_probs(_leaf64(self.evaluator, cand))
         values = MONEY.of(probs)
         alive = np.arange(len(after))
         for level in range(1, self.ply + 1):
@@ -312,7 +334,10 @@ class SearchScorer:
                 rows = alive[seg == g]
                 kept.append(rows[f.select(values[rows])])
             alive = np.sort(np.concatenate(kept)) if kept else alive[:0]
-            deep = flip_probs(evaluate_boards(self.probs_fn, cand[alive], level))
+            deep = flip_probs(_evaluate_boards(self.evaluator, cand[alive], level, MONEY, None))
             # Deeper plays rank above shallower ones, as in rank_moves: lift each level by 10 points.
             values[alive] = MONEY.of(deep) + 10.0 * level
         return values
+
+
+_net = _leaf64  # the old private name (it was never the bare net: finished games are exact)

@@ -3,7 +3,7 @@
 Each ``SelfPlay.step`` rolls dice for every game (the opening roll for a new game
 follows the rules: never a double), generates every candidate afterstate of every
 game in one kernel call, turns them round so the opponent is on roll, scores them
-all with one call of ``probs_fn`` (one forward pass), picks each game's best play
+all with one call of the evaluator (one forward pass), picks each game's best play
 by segment argmax (with optional epsilon exploration), and restarts finished games
 at once so the batch stays full. Finished games come back as trajectories: plain
 numpy arrays, so the learner can live in another process (DESIGN.md).
@@ -12,20 +12,22 @@ numpy arrays, so the learner can live in another process (DESIGN.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from bgnet import _game_kernels as gk
-from bgnet import _movegen_kernels as mk
-from bgnet.probs import equities
-from bgnet.movegen import _SCRATCH, generate_plays_parallel
+from bgnet.movegen import generate_plays, generate_plays_parallel, swap_sides_batch
 from bgnet.position import STARTING_POSITION
+from bgnet.probs import equities
+from bgnet.protocols import EvaluatorLike, ProbsFn, as_evaluator
+from bgnet.rules import other_opening_die
+from bgnet.search import leaf_probs
 
-ProbsFn = Callable[[np.ndarray], np.ndarray]
-"""Maps boards (N, 26) int8 to (N, 5) float32 probabilities for each board's side on roll."""
+__all__ = ["START_BOARD", "ProbsFn", "SelfPlay", "Trajectory", "roll_dice"]
 
-START_BOARD = np.array(STARTING_POSITION.board, dtype=np.int8)
+START_BOARD = STARTING_POSITION.array()
+"""The opening board (26,) int8, seen from the first mover."""
 
 
 @dataclass
@@ -46,15 +48,13 @@ def roll_dice(rng: np.random.Generator, n: int, opening: np.ndarray) -> np.ndarr
         first = rng.integers(1, 7, size=k, dtype=np.int8)
         shift = rng.integers(1, 6, size=k, dtype=np.int8)
         dice[opening, 0] = first
-        dice[opening, 1] = (first - 1 + shift) % 6 + 1
+        dice[opening, 1] = other_opening_die(first, shift)
     return dice
 
 
-def score_candidates(cand: np.ndarray, probs_fn: ProbsFn) -> np.ndarray:
-    """Probabilities (N, 5) for candidate boards (opponent on roll), exact for finished games."""
-    probs = np.ascontiguousarray(probs_fn(cand), dtype=np.float32)
-    gk.apply_terminal(gk.terminal_codes(cand), probs)
-    return probs
+def score_candidates(cand: np.ndarray, probs_fn: EvaluatorLike) -> np.ndarray:
+    """The old name of ``bgnet.search.leaf_probs`` (with the arguments the other way round)."""
+    return leaf_probs(probs_fn, cand)
 
 
 class SelfPlay:
@@ -70,16 +70,17 @@ class SelfPlay:
         self.traj_boards = np.zeros((n_games, max_plies, 26), np.int8)
         self.traj_values = np.zeros((n_games, max_plies, 5), np.float32)
 
-    def step(self, probs_fn: ProbsFn, exploration: float = 0.0) -> list[Trajectory]:
+    def step(self, evaluator: EvaluatorLike, exploration: float = 0.0) -> list[Trajectory]:
         """Play one ply in every game; returns the games that finished."""
+        ev = as_evaluator(evaluator)
         n = self.n_games
         dice = roll_dice(self.rng, n, self.plies == 0)
         if self.threads > 1:
             after, _steps, _ns, offsets = generate_plays_parallel(self.boards, dice, self.threads)
         else:
-            after, _steps, _ns, offsets = mk.gen_batch(self.boards, dice, *_SCRATCH)
-        cand = mk.swap_sides_batch(after)
-        probs = score_candidates(cand, probs_fn)
+            after, _steps, _ns, offsets = generate_plays(self.boards, dice)
+        cand = swap_sides_batch(after)
+        probs = leaf_probs(ev, cand)
         mover_equity = -equities(probs)
         choice = gk.segment_argmax(mover_equity, offsets)
         if exploration > 0.0:

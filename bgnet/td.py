@@ -17,21 +17,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bgnet.probs import flip_row
+
 
 def result_probs(kind: int) -> np.ndarray:
     """The five-probability vector of a win worth ``kind`` points (1 single, 2 gammon, 3 backgammon)."""
     if kind not in (1, 2, 3):
         raise ValueError(f"result kind must be 1, 2 or 3, got {kind}")
     return np.array([1.0, float(kind >= 2), float(kind >= 3), 0.0, 0.0], np.float32)
-
-
-@njit(cache=True, nogil=True)
-def _flip_into(v, out):
-    out[0] = 1.0 - v[0]
-    out[1] = v[3]
-    out[2] = v[4]
-    out[3] = v[1]
-    out[4] = v[2]
 
 
 @njit(cache=True, nogil=True)
@@ -51,5 +44,5 @@ def lambda_returns(values: np.ndarray, result: np.ndarray, lam: float) -> np.nda
     for t in range(n - 2, -1, -1):
         for k in range(5):
             mix[k] = (1.0 - lam) * values[t + 1, k] + lam * out[t + 1, k]
-        _flip_into(mix, out[t])
+        flip_row(mix, out[t])
     return out

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from bgnet import Position, Probs, legal_moves
-from bgnet.agents import DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, PubevalAgent, RandomAgent, load_agent
+from bgnet.agents import (DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, NoProbabilitiesError, PubevalAgent,
+                          RandomAgent, load_agent)
 from bgnet.cube import cube_decision
 from bgnet.match import MatchState
 from bgnet.search import best_move, evaluate_position
@@ -92,8 +93,10 @@ def test_simple_agents_cube_behaviour() -> None:
         assert agent.offers_double(START, MatchState()) is False
         assert agent.cube_response(START, MatchState()) == "take"
     assert RandomAgent().evaluate(START) == Probs(0.5, 0.0, 0.0, 0.0, 0.0)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(NoProbabilitiesError):
         PubevalAgent().evaluate(START)
+    with pytest.raises(NoProbabilitiesError):
+        PubevalAgent().hint(START, "31")
 
 
 def test_gnubg_needs_its_package() -> None:

@@ -78,7 +78,7 @@ def test_hint_json_matches_the_library() -> None:
 
     fn = NetEvaluator.from_checkpoint(ROOT / "checkpoints" / "bgnet.pt").probs_of_boards
     want = move_hint(fn, Position.start(), (3, 1), top=4)
-    assert [m["move"] for m in moves] == [m.move for m in want.moves]
+    assert [m["move"] for m in moves] == [m.text for m in want.moves]
 
 
 def test_hint_one_ply() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bgnet import Position, legal_moves
-from bgnet.agents import load_agent
+from bgnet.agents import BaseAgent, load_agent
 from bgnet.duel import (PubevalScorer, RandomScorer, TableOutcome, deal_dice, paired_duel, play_cubeless,
                         play_deals, ratio_ci95, summarise, summarise_outcomes)
 from bgnet.game import Rules
@@ -134,7 +134,7 @@ def test_game_loop_engine_matches_the_vectorised_engine() -> None:
     assert vec.points == loop.points == per_game.points
 
 
-class _Doubler:
+class _Doubler(BaseAgent):
     """Pubeval moves; doubles whenever it may and answers every double with ``answer``."""
 
     def __init__(self, doubles: bool, answer: str) -> None:
@@ -147,11 +147,8 @@ class _Doubler:
     def offers_double(self, pos: Position, state: object) -> bool:
         return self.doubles
 
-    def cube_response(self, pos: Position, state: object) -> str:
+    def cube_response(self, pos: Position, state: object) -> str:  # type: ignore[override]
         return self.answer
-
-    def batch_scorer(self) -> None:
-        return None
 
 
 def test_cubeful_money_scores_passed_doubles() -> None:
@@ -159,7 +156,10 @@ def test_cubeful_money_scores_passed_doubles() -> None:
     out = play_deals((_Doubler(True, "take"), _Doubler(False, "pass")), Rules(), range(5), seed=1)
     res = summarise_outcomes(out)
     assert res.games == 10 and res.ppg == 1.0 and res.win_rate == 1.0
-    assert legal_moves(Position(), (3, 1))  # the start position is untouched by the duel
+    # Every table: one game, A doubled before any gammon could happen and B passed (one point, counted single).
+    assert [(t.points, t.kinds) for t in out] == [((1,), (1,))] * 10
+    took = play_deals((_Doubler(True, "take"), _Doubler(False, "take")), Rules(), range(5), seed=1)
+    assert all(abs(p) >= 2 for t in took for p in t.points)  # taken: every game is played out at cube 2 or more
 
 
 def test_matches_end_at_the_match_length() -> None:
@@ -171,11 +171,12 @@ def test_matches_end_at_the_match_length() -> None:
         assert max(won, lost) >= 3 and min(won, lost) < 3
 
 
-class _Plain:
-    """An agent seen only through its per-position methods (no batch scorer, no probability function)."""
+class _Plain(BaseAgent):
+    """An agent seen only through its per-position methods (no batch scorer, no cube evaluator)."""
 
-    def __init__(self, inner: object) -> None:
+    def __init__(self, inner: BaseAgent) -> None:
         self.inner = inner
+        self.name = f"plain {inner.name}"
 
     def choose_move(self, pos: Position, dice: tuple[int, int], state: object = None):  # type: ignore[no-untyped-def]
         return self.inner.choose_move(pos, dice, state)  # type: ignore[attr-defined]
@@ -183,8 +184,11 @@ class _Plain:
     def offers_double(self, pos: Position, state: object) -> bool:
         return self.inner.offers_double(pos, state)  # type: ignore[attr-defined,no-any-return]
 
-    def cube_response(self, pos: Position, state: object) -> str:
-        return self.inner.cube_response(pos, state)  # type: ignore[attr-defined,no-any-return]
+    def cube_response(self, pos: Position, state: object) -> str:  # type: ignore[override]
+        return self.inner.cube_response(pos, state)  # type: ignore[arg-type]
+
+    def offers_raccoon(self, pos: Position, state: object) -> bool:
+        return self.inner.offers_raccoon(pos, state)  # type: ignore[arg-type]
 
     def batch_scorer(self) -> None:
         return None

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from bgnet import Position, Probs, legal_moves
+from bgnet import Move, Position, Probs, legal_moves
 from bgnet.cube import cube_decision
 from bgnet.hint import HintError, cube_hint, cubeful_after, move_hint
 from bgnet.match import MatchState
@@ -39,8 +39,8 @@ def test_move_hint_ranks_all_plays() -> None:
         assert m.equity == pytest.approx(m.probs.equity())
         assert m.mwc is None
         after = Position.from_position_id(m.position_id)
-        assert m.move == START.parse_move(m.move, (3, 1)).text
-        assert START.parse_move(m.move, (3, 1)).after == after
+        assert isinstance(m.move, Move) and m.move.after == after  # the play itself, with its afterstate
+        assert m.text == m.move.text and START.parse_move(m.text, (3, 1)) == m.move
 
 
 def test_top_and_bad_top() -> None:
@@ -54,6 +54,7 @@ def test_move_hint_json_shape() -> None:
     assert data["dice"] == [6, 5] and data["ply"] == 1 and data["position_id"] == START.position_id()
     first = data["moves"][0]
     assert {"move", "position_id", "equity", "probs", "diff", "ply", "rank"} <= set(first)
+    assert isinstance(first["move"], str) and first["move"] == str(move_hint(pip_probs, START, (6, 5), ply=1).best.move)
     assert set(first["probs"]) == {"win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"}
 
 
@@ -62,7 +63,7 @@ def test_text_form() -> None:
     text = hint.format()
     lines = text.splitlines()
     assert "dice 4-3" in lines[0] and "0-ply" in lines[0]
-    assert lines[1].lstrip().startswith("1.") and hint.moves[0].move in lines[1] and "Eq.:" in lines[1]
+    assert lines[1].lstrip().startswith("1.") and hint.moves[0].text in lines[1] and "Eq.:" in lines[1]
     assert f"({hint.moves[1].diff:+.3f})" in lines[3]
     p = hint.moves[0].probs
     assert f"{p.win:.3f}" in lines[2] and f"{p.lose:.3f}" in lines[2]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bgnet import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, InvalidPositionError, Move, Position
@@ -150,11 +151,43 @@ def test_format_move_marks_hits_from_the_position(v: dict[str, Any]) -> None:
     assert pos.format_move(Move.from_str(v["elementary_move_form"])) == v["gnubg_notation"]
 
 
-def test_legal_moves_repr_and_format_round_trip() -> None:
-    pos = Position.start()
-    for m in pos.legal_moves((5, 5)):
-        again = eval(repr(m), {"Move": Move})
-        assert pos.parse_move(str(again), (5, 5)) == m
+def _sample_positions(n_games: int, seed: int) -> list[Position]:
+    """Positions from seeded random-move games, every stage of the game."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_games):
+        pos = Position.start()
+        while pos.outcome() is None:
+            out.append(pos)
+            moves = pos.legal_moves(tuple(int(d) for d in rng.integers(1, 7, 2)))
+            pos = pos.play(moves[int(rng.integers(len(moves)))])
+    return out
+
+
+def test_repr_evaluates_back_to_an_equal_move_for_every_legal_play() -> None:
+    """``eval(repr(m)) == m`` straight, not through parse_move (which would hide a lossy repr such as 24/14)."""
+    seen = 0
+    for pos in _sample_positions(6, seed=11) + [Position.start()]:
+        for roll in ((6, 4), (5, 5), (3, 1), (2, 1), (6, 6)):
+            for m in pos.legal_moves(roll):
+                again = eval(repr(m), {"Move": Move})
+                assert again == m and hash(again) == hash(m), (pos, roll, repr(m))
+                assert again.hits == m.hits
+                seen += 1
+    assert seen > 1000
+    [run] = [m for m in Position.start().legal_moves((6, 4)) if m.text == "24/14"]
+    assert eval(repr(run), {"Move": Move}) == run and len(run.steps) == 2
+
+
+def test_equal_moves_hash_alike() -> None:
+    """Equality and hash agree: a legal play equals the text form of its steps, and a shortened text is another move."""
+    for pos in _sample_positions(3, seed=2):
+        for m in pos.legal_moves((4, 2)):
+            other = Move.from_str(str(m))
+            assert (other == m) == (sorted(other.steps) == sorted(m.steps))
+            if other == m:
+                assert hash(other) == hash(m)
+            assert len({m, Move(tuple(reversed(m.steps)))}) == 1
 
 
 # -- pos.parse_move ---------------------------------------------------------------
@@ -163,9 +196,34 @@ def test_legal_moves_repr_and_format_round_trip() -> None:
 def test_parse_move_finds_the_play_in_any_written_form() -> None:
     start = Position.start()
     want = start.parse_move("8/5 6/5", (3, 1))
-    for text in ("6/5 8/5", "8/5, 6/5", "8 5 6 5", "8/5* 6/5"):
+    for text in ("6/5 8/5", "8/5, 6/5", "8 5 6 5"):
         assert start.parse_move(text, (3, 1)) == want
     assert start.parse_move("24/14", (6, 4)).steps in (((24, 18), (18, 14)), ((24, 20), (20, 14)))
+
+
+def test_a_hit_mark_the_play_does_not_make_is_an_error() -> None:
+    with pytest.raises(IllegalMoveError, match="hit on 5"):
+        Position.start().parse_move("8/5* 6/5", (3, 1))  # nothing stands on the 5-point
+
+
+# X to play 4-1 with O blots on X's 9 and 12: 13/8 can go either way and hits either way.
+#     13 12 11 10  9  8
+#      X  O  .  .  O  X
+AMBIGUOUS = Position.from_points({24: 2, 13: 5, 8: 3, 6: 5}, {24: 2, 8: 3, 6: 5, 13: 1, 16: 1})
+
+
+def test_text_that_fits_two_plays_is_ambiguous_and_names_both() -> None:
+    with pytest.raises(AmbiguousMoveError) as err:
+        AMBIGUOUS.parse_move("13/8", (4, 1))
+    assert "13/9*/8" in str(err.value) and "13/12*/8" in str(err.value)
+    # Written in full, or with the hit mark that tells them apart, each is one play.
+    via9 = AMBIGUOUS.parse_move("13/9*/8", (4, 1))
+    via12 = AMBIGUOUS.parse_move("13/12*/8", (4, 1))
+    assert via9 != via12 and via9.after != via12.after
+    assert AMBIGUOUS.parse_move("13/9*/8", (4, 1)).text == "13/9*/8"
+    assert AMBIGUOUS.parse_move("13/9* 6/5", (4, 1)).text == "13/9* 6/5"
+    with pytest.raises(IllegalMoveError, match="hit on 5"):
+        AMBIGUOUS.parse_move("13/9* 6/5*", (4, 1))
 
 
 def test_parse_move_illegal() -> None:

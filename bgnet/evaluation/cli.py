@@ -1,6 +1,7 @@
 """``python -m eval``: pit bots against each other with paired dice and honest error bars.
 
     python -m eval A B [--games N] [--seed S] [--money | --match LENGTH] [--cubeful] [--workers K] [--json FILE]
+                   [--backend local|ray] [--ray-address ADDRESS]
     python -m eval tournament A B C ... [--games N] [...]
     python -m eval curve RUN_DIR --opponent pubeval [--games N] [--png FILE]
 
@@ -17,13 +18,14 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
+from bgnet.errors import BgnetError
 from bgnet.duel import DuelResult
 from bgnet.game import Rules
 
 EXIT_USAGE = 2
 
 
-class EvalUsageError(ValueError):
+class EvalUsageError(BgnetError):
     """Command-line options that contradict each other."""
 
 
@@ -70,7 +72,13 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     p.add_argument("--beavers", action="store_true", help="cubeful money: allow beavers")
     p.add_argument("--raccoons", action="store_true", help="cubeful money: allow raccoons (implies --beavers)")
     p.add_argument("--holland", action="store_true", help="matches: the Holland rule post-Crawford")
-    p.add_argument("--workers", type=_positive, default=1, help="worker processes (results do not depend on it)")
+    p.add_argument("--workers", type=_positive, default=None,
+                   help="worker processes, or Ray tasks in flight (default 1; with --backend ray every CPU of the "
+                        "cluster); results do not depend on it")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="where the deals are played: this machine or a Ray cluster (results do not depend on it)")
+    p.add_argument("--ray-address", metavar="ADDRESS", help="Ray cluster to attach to (default: a local Ray instance)")
+    p.set_defaults(ray_backend=None)
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE ('-' for stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -106,13 +114,21 @@ def _duel(a: str, b: str, args: argparse.Namespace, rules: Rules | None) -> tupl
     from bgnet.evaluation.runner import DuelSpec, engine, rules_dict, run_duel
 
     spec = DuelSpec(a, b, (args.games + 1) // 2, args.seed, rules)
+    if args.backend == "local" and args.ray_address:
+        raise EvalUsageError("--ray-address needs --backend ray")
+    if args.backend == "ray" and args.ray_backend is None:  # one Ray connection for every duel of the command
+        from bgnet.backends import RayBackend
+
+        args.ray_backend = RayBackend(address=args.ray_address, num_workers=args.workers)
+    workers = (args.workers or 1) if args.ray_backend is None else args.ray_backend.workers
     t0 = time.perf_counter()
-    res = run_duel(spec, workers=args.workers, progress=not args.quiet)
+    res = run_duel(spec, workers=workers, progress=not args.quiet, backend=args.ray_backend)
     elapsed = time.perf_counter() - t0
     report: dict[str, Any] = {"agent_a": a, "agent_b": b, "seed": args.seed, "mode": _mode(rules),
                               "cubeful": rules is not None and rules.cubeful,
                               "match_length": 0 if rules is None else rules.match_length,
-                              "rules": rules_dict(rules), "engine": engine(spec), "workers": args.workers,
+                              "rules": rules_dict(rules), "engine": engine(spec), "backend": args.backend,
+                              "workers": workers,
                               "elapsed_s": round(elapsed, 3), "games_per_s": round(res.games / max(elapsed, 1e-9), 1)}
     report.update(res.summary())
     return res, report

@@ -6,12 +6,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bgnet.errors import BgnetError
 from bgnet.duel import DuelResult
 
 CHECKPOINT_PATTERN = re.compile(r"^games_(\d+)\.pt$")
 
 
-class CurveError(ValueError):
+class CurveError(BgnetError):
     """A run folder that holds no checkpoints to evaluate."""
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from bgnet.backends import Backend
 from bgnet.duel import DuelResult, TableOutcome, play_cubeless, play_deals, summarise_outcomes
 from bgnet.game import Rules
 
@@ -55,8 +56,12 @@ def agent(spec: str, seed: int) -> Any:
 
 def engine(spec: DuelSpec) -> str:
     """"vectorised" when both agents have a batch scorer and no cube is in play, else "game loop"."""
-    a, b = agent(spec.agent_a, spec.agent_seed(0)), agent(spec.agent_b, spec.agent_seed(1))
-    cubeless = spec.rules is None or (spec.rules.is_money and not spec.rules.cubeful)
+    return _engine_of(agent(spec.agent_a, spec.agent_seed(0)), agent(spec.agent_b, spec.agent_seed(1)), spec.rules)
+
+
+def _engine_of(a: Any, b: Any, rules: Rules | None) -> str:
+    """The engine for agents ``a`` and ``b`` under ``rules`` (see ``engine``)."""
+    cubeless = rules is None or (rules.is_money and not rules.cubeful)
     if cubeless and a.batch_scorer() is not None and b.batch_scorer() is not None:
         return "vectorised"
     return "game loop"
@@ -79,6 +84,32 @@ def play_chunk(job: tuple[DuelSpec, int, int]) -> list[TableOutcome]:
     return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed)
 
 
+def shared_agents(spec: DuelSpec) -> tuple[Any, Any]:
+    """Both agents as data to send once to every backend worker; one that cannot be pickled (gnubg) goes as its spec."""
+    import pickle
+
+    out: list[Any] = []
+    for k, name in enumerate((spec.agent_a, spec.agent_b)):
+        obj = agent(name, spec.agent_seed(k))
+        try:
+            pickle.dumps(obj)
+        except (TypeError, AttributeError, pickle.PicklingError):
+            obj = name
+        out.append(obj)
+    return out[0], out[1]
+
+
+def play_chunk_shared(agents: tuple[Any, Any], job: tuple[DuelSpec, int, int], seed: int) -> list[TableOutcome]:
+    """``bgnet.backends`` chunk function: deals ``first ... end - 1`` with the agents from ``shared_agents``
+    (``seed`` is unused: each deal's dice come from the duel's seed and the deal's number)."""
+    spec, first, end = job
+    a, b = (agent(x, spec.agent_seed(k)) if isinstance(x, str) else x for k, x in enumerate(agents))
+    deals = range(first, end)
+    if _engine_of(a, b, spec.rules) == "vectorised":
+        return play_cubeless(a.batch_scorer(), b.batch_scorer(), deals, spec.seed)
+    return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed)
+
+
 def _init_worker() -> None:
     """One torch thread per process: the machine's cores go to the workers, and results do not depend on threads."""
     import torch
@@ -86,14 +117,15 @@ def _init_worker() -> None:
     torch.set_num_threads(1)
 
 
-def run_duel(spec: DuelSpec, workers: int = 1, progress: bool = True) -> DuelResult:
-    """Play the whole duel and summarise it for A; the result does not depend on ``workers``."""
+def run_duel(spec: DuelSpec, workers: int = 1, progress: bool = True, backend: Backend | None = None) -> DuelResult:
+    """Play the whole duel and summarise it for A; the result depends on neither ``workers`` nor ``backend``."""
     agent(spec.agent_a, spec.agent_seed(0))
     agent(spec.agent_b, spec.agent_seed(1))  # load (and so validate) both agents here first
     jobs = [(spec, lo, hi) for lo, hi in chunks(spec)]
     outcomes: list[TableOutcome] = []
     bar = _bar(2 * spec.pairs, f"{spec.agent_a} vs {spec.agent_b}", progress)
-    for part in _map(play_chunk, jobs, workers):
+    parts = _map(play_chunk, jobs, workers) if backend is None else backend.imap(play_chunk_shared, jobs, shared_agents(spec))
+    for part in parts:
         outcomes.extend(part)
         if bar is not None:
             running = summarise_outcomes(outcomes)

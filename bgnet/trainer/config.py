@@ -7,13 +7,15 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from bgnet.errors import BgnetError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
 
-class ConfigError(ValueError):
+class ConfigError(BgnetError):
     """A config file or override that cannot be used."""
 
 
@@ -65,6 +67,16 @@ class TrainConfig:
     """Games between TensorBoard scalar logs."""
     max_plies: int = 600
     """Plies after which a game is abandoned (it does not train)."""
+    feature_version: int = 1
+    """Input features of a new net (bgnet.encoding): 1 (the shipped net's) or 2 (with the expert inputs; numba only)."""
+    backend: str = "local"
+    """Where self-play runs: "local" (this process) or "ray" (``workers`` Ray actors; bgnet.trainer.distributed)."""
+    workers: int = 1
+    """Self-play actors with backend "ray", each playing batch_games games at once with its own seed stream."""
+    ray_address: str = ""
+    """Ray cluster to attach to with backend "ray" ("" = start a local Ray instance)."""
+    sync_games: int = 256
+    """Backend "ray": finished games gathered from all actors between two weight broadcasts."""
 
 
 def _coerce(name: str, value: Any, kind: Any) -> Any:
@@ -146,7 +158,13 @@ def validate(cfg: TrainConfig) -> None:
         (cfg.eval_every >= 0 and cfg.checkpoint_every > 0 and cfg.log_every > 0, "eval_every, checkpoint_every and log_every must be positive (eval_every may be 0)"),
         (cfg.max_plies >= 50, "max_plies must be at least 50"),
         (cfg.encoder in ("auto", "numba", "torch"), "encoder must be auto, numba or torch"),
+        (cfg.feature_version in (1, 2), "feature_version must be 1 or 2"),
+        (cfg.feature_version == 1 or cfg.encoder != "torch", "feature_version 2 has no torch encoder: use encoder numba or auto"),
         (cfg.kernel_threads >= 1 and cfg.threads >= 0, "kernel_threads must be at least 1 and threads at least 0"),
+        (cfg.backend in ("local", "ray"), "backend must be local or ray"),
+        (cfg.workers >= 1 and cfg.sync_games >= 1, "workers and sync_games must be at least 1"),
+        (cfg.backend == "ray" or (cfg.workers == 1 and not cfg.ray_address),
+         "workers and ray_address need backend ray (--backend ray)"),
     ]
     for ok, message in checks:
         if not ok:

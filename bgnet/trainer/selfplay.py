@@ -2,6 +2,11 @@
 
     python -m train --config configs/quick.toml [--key=value ...] [--device cpu|cuda]
                     [--out DIR] [--resume PATH]
+
+Everything a checkpoint saves and a resume restores lives in one ``RunState``
+(net, optimizer, self-play games, counters, random streams, unused samples).
+A run writes to ``runs/<run_name>__<seed>__<time>/`` unless ``--out`` says where
+(a resume continues in the folder of its checkpoint).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +25,31 @@ import numpy as np
 import torch
 
 from bgnet.duel import NeuralScorer, PubevalScorer, paired_duel
-from bgnet.encoding import encode
-from bgnet.encoding_torch import encode_torch
 from bgnet.learner import cosine_lr, fit
 from bgnet.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgnet.selfplay import SelfPlay, Trajectory
 from bgnet.td import lambda_returns, result_probs
-from bgnet.trainer.config import ConfigError, TrainConfig, build_config
+from bgnet.trainer.config import ConfigError, TrainConfig, build_config, field_docs
+from bgnet.trainer.inference import TorchEvaluator, make_probs_fn  # noqa: F401  (make_probs_fn: re-exported)
+from bgnet.trainer.distributed import make_selfplay
 
 EVAL_SEED = 20261129
 
 
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, Any]]:
     """Known flags plus ``--key=value`` overrides of TrainConfig fields."""
-    parser = argparse.ArgumentParser(prog="python -m train", description="Train a bgnet evaluator by TD(lambda) self-play.")
+    parser = argparse.ArgumentParser(prog="python -m train", description="Train a bgnet evaluator by TD(lambda) self-play.",
+                                     epilog=config_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", help="TOML config file (configs/quick.toml, default.toml, gpu.toml)")
     parser.add_argument("--device", help="cpu or cuda (overrides the config)")
-    parser.add_argument("--out", help="output folder (default runs/<run_name>/)")
+    parser.add_argument("--out", help="output folder (default runs/<run_name>__<seed>__<time>/; "
+                                      "a resume continues in its checkpoint's folder)")
     parser.add_argument("--resume", help="checkpoint to continue from (same run, exactly)")
     parser.add_argument("--init", help="checkpoint whose weights start a new run")
     parser.add_argument("--stop-after", type=int, default=0, help=argparse.SUPPRESS)  # simulate an interruption
+    parser.add_argument("--backend", choices=("local", "ray"), help="self-play here or on Ray actors (overrides the config)")
+    parser.add_argument("--workers", type=int, help="self-play Ray actors with --backend ray (overrides the config)")
+    parser.add_argument("--ray-address", help="Ray cluster to attach to (default: a local Ray instance)")
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     args, rest = parser.parse_known_args(argv)
     overrides: dict[str, Any] = {}
@@ -50,26 +60,35 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, An
         overrides[key.replace("-", "_")] = value
     if args.device:
         overrides["device"] = args.device
+    for key in ("backend", "workers", "ray_address"):
+        if getattr(args, key) is not None:
+            overrides[key] = getattr(args, key)
     return args, overrides
 
 
-def use_torch_encoder(encoder: str, device: torch.device) -> bool:
-    """Whether features are computed on the device (``encoder`` "torch", or "auto" off the CPU)."""
-    return encoder == "torch" or (encoder == "auto" and device.type != "cpu")
+def config_help() -> str:
+    """The ``--help`` epilog: every TrainConfig field with its default and its docstring."""
+    lines = ["config fields (set in the TOML file, or override with --key=value):"]
+    defaults = asdict(TrainConfig())
+    for name, doc in field_docs().items():
+        lines.append(f"  --{name}={defaults[name]!r}".replace("'", ""))
+        lines.append(f"      {doc}")
+    return "\n".join(lines)
 
 
-def make_probs_fn(net: BgNet, device: torch.device, threads: int = 1, on_device: bool = False):
-    """Boards -> probabilities with one forward pass (no gradients); features on the device when ``on_device``."""
+def run_folder(cfg: TrainConfig, out: str | None, resume: str | None, now: float | None = None) -> Path:
+    """Where a run writes: ``--out``; else a resumed checkpoint's folder; else ``runs/<run_name>__<seed>__<time>``."""
+    if out:
+        return Path(out)
+    if resume:
+        return Path(resume).resolve().parent
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
+    return Path("runs") / f"{cfg.run_name}__{cfg.seed}__{stamp}"
 
-    @torch.inference_mode()
-    def probs_fn(boards: np.ndarray) -> np.ndarray:
-        if on_device:
-            x = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(device, non_blocking=True))
-        else:
-            x = torch.from_numpy(encode(boards, threads)).to(device, non_blocking=True)
-        return net(x).float().cpu().numpy()
 
-    return probs_fn
+def use_torch_encoder(encoder: str, device: torch.device, feature_version: int = 1) -> bool:
+    """Whether features are computed on the device (``encoder`` "torch", or "auto" off the CPU; version 1 only)."""
+    return feature_version == 1 and (encoder == "torch" or (encoder == "auto" and device.type != "cpu"))
 
 
 def trajectories_to_samples(done: list[Trajectory], lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -80,9 +99,58 @@ def trajectories_to_samples(done: list[Trajectory], lam: float) -> tuple[np.ndar
 
 
 def rng_states(learn_rng: np.random.Generator) -> dict[str, Any]:
+    """The torch and learner random states, checkpoint-ready."""
     from bgnet.selfplay import _encode_rng
 
     return {"torch": torch.get_rng_state(), "learn": _encode_rng(learn_rng)}
+
+
+@dataclass
+class RunState:
+    """Everything a checkpoint holds and a resume restores: the net and its optimizer, the self-play games,
+    the games counter, the learner's random stream and the samples gathered since the last fit."""
+
+    cfg: TrainConfig
+    net: BgNet
+    optimizer: torch.optim.Optimizer
+    play: Any
+    """``SelfPlay`` (or its Ray counterpart from ``bgnet.trainer.distributed``)."""
+    learn_rng: np.random.Generator
+    games: int = 0
+    buf_boards: list[np.ndarray] = field(default_factory=list)
+    buf_targets: list[np.ndarray] = field(default_factory=list)
+
+    def samples(self) -> int:
+        """Positions gathered since the last fit."""
+        return sum(len(x) for x in self.buf_boards)
+
+    def take_samples(self) -> tuple[np.ndarray, np.ndarray]:
+        """The gathered (boards, targets), emptying the buffer."""
+        b, t = np.concatenate(self.buf_boards), np.concatenate(self.buf_targets)
+        self.buf_boards, self.buf_targets = [], []
+        return b, t
+
+    def save(self, path: Path) -> Path:
+        """Write the checkpoint to ``path`` (atomically, see ``bgnet.model.save_checkpoint``)."""
+        bb = np.concatenate(self.buf_boards) if self.buf_boards else np.zeros((0, 26), np.int8)
+        bt = np.concatenate(self.buf_targets) if self.buf_targets else np.zeros((0, 5), np.float32)
+        save_checkpoint(path, self.net, optimizer=self.optimizer.state_dict(), config=asdict(self.cfg),
+                        games=self.games, selfplay=self.play.state_dict(), rng_state=rng_states(self.learn_rng),
+                        buffer_boards=bb, buffer_targets=bt)
+        return path
+
+    def restore(self, ckpt: dict[str, Any]) -> None:
+        """Continue exactly from a checkpoint written by ``save`` (the net's weights are already loaded)."""
+        from bgnet.selfplay import _decode_rng
+
+        self.optimizer.load_state_dict(ckpt["optimizer"])
+        self.games = int(ckpt["games"])
+        self.play.load_state_dict(ckpt["selfplay"])
+        torch.set_rng_state(ckpt["rng_state"]["torch"])
+        self.learn_rng = _decode_rng(ckpt["rng_state"]["learn"])
+        if len(ckpt["buffer_boards"]):
+            self.buf_boards = [np.asarray(ckpt["buffer_boards"], np.int8)]
+            self.buf_targets = [np.asarray(ckpt["buffer_targets"], np.float32)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +175,7 @@ def run(argv: list[str] | None) -> int:
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError("device cuda was asked for but torch sees no CUDA GPU")
     device = torch.device(cfg.device)
-    out_dir = Path(args.out) if args.out else Path("runs") / cfg.run_name
+    out_dir = run_folder(cfg, args.out, args.resume)
     out_dir.mkdir(parents=True, exist_ok=True)
 
     # -- seeding ------------------------------------------------------------------
@@ -115,43 +183,28 @@ def run(argv: list[str] | None) -> int:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     learn_rng = np.random.default_rng(cfg.seed + 1)
-    play = SelfPlay(cfg.batch_games, seed=cfg.seed, max_plies=cfg.max_plies, threads=cfg.kernel_threads)
 
     # -- model --------------------------------------------------------------------
     if resume_ckpt is not None:
         net = net_from_checkpoint(resume_ckpt, f"checkpoint {args.resume!r}")
     elif args.init:
         net = net_from_checkpoint(read_checkpoint(args.init), f"checkpoint {args.init!r}")
-        if list(net.config.hidden) != list(cfg.hidden) or net.config.activation != cfg.activation:
-            raise ConfigError(f"--init checkpoint has hidden={list(net.config.hidden)} activation={net.config.activation}; the config says hidden={cfg.hidden} activation={cfg.activation}")
+        if list(net.config.hidden) != list(cfg.hidden) or net.config.activation != cfg.activation or net.config.feature_version != cfg.feature_version:
+            raise ConfigError(f"--init checkpoint has hidden={list(net.config.hidden)} activation={net.config.activation} feature_version={net.config.feature_version}; the config says hidden={cfg.hidden} activation={cfg.activation} feature_version={cfg.feature_version}")
     else:
-        net = BgNet(ModelConfig(hidden=tuple(cfg.hidden), activation=cfg.activation))
+        net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version))
     net.to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-    games = 0
-    buf_boards: list[np.ndarray] = []
-    buf_targets: list[np.ndarray] = []
+    play = make_selfplay(cfg, net)  # SelfPlay here, or Ray actors with backend ray (bgnet.trainer.distributed)
+    state = RunState(cfg, net, torch.optim.Adam(net.parameters(), lr=cfg.lr), play, learn_rng)
     if resume_ckpt is not None:
-        optimizer.load_state_dict(resume_ckpt["optimizer"])
-        games = int(resume_ckpt["games"])
-        play.load_state_dict(resume_ckpt["selfplay"])
-        torch.set_rng_state(resume_ckpt["rng_state"]["torch"])
-        from bgnet.selfplay import _decode_rng
-
-        learn_rng = _decode_rng(resume_ckpt["rng_state"]["learn"])
-        if len(resume_ckpt["buffer_boards"]):
-            buf_boards = [np.asarray(resume_ckpt["buffer_boards"], np.int8)]
-            buf_targets = [np.asarray(resume_ckpt["buffer_targets"], np.float32)]
-    on_device = use_torch_encoder(cfg.encoder, device)
-    probs_fn = make_probs_fn(net, device, cfg.kernel_threads, on_device)
+        state.restore(resume_ckpt)
+    games = state.games
+    on_device = use_torch_encoder(cfg.encoder, device, net.config.feature_version)
+    evaluator = TorchEvaluator(net, device, cfg.kernel_threads, on_device)
 
     def checkpoint(name: str) -> Path:
-        bb = np.concatenate(buf_boards) if buf_boards else np.zeros((0, 26), np.int8)
-        bt = np.concatenate(buf_targets) if buf_targets else np.zeros((0, 5), np.float32)
-        path = out_dir / name
-        save_checkpoint(path, net, optimizer=optimizer.state_dict(), config=asdict(cfg), games=games,
-                        selfplay=play.state_dict(), rng_state=rng_states(learn_rng),
-                        buffer_boards=bb, buffer_targets=bt)
+        state.games = games
+        path = state.save(out_dir / name)
         if name != "last.pt":  # the same bytes, copied and renamed into place (still atomic)
             tmp = out_dir / "last.pt.copy.tmp"
             shutil.copyfile(path, tmp)
@@ -187,7 +240,7 @@ def run(argv: list[str] | None) -> int:
     last_ppg = None
     stop_after = args.stop_after
     while games < cfg.games and not stop["flag"]:
-        done = play.step(probs_fn, cfg.exploration)
+        done = play.step(evaluator, cfg.exploration)
         if not done:
             continue
         done = done[: cfg.games - games]
@@ -195,16 +248,16 @@ def run(argv: list[str] | None) -> int:
         window_len.extend(len(t.boards) + 1 for t in done)
         window_kind.extend(t.result for t in done)
         b, t = trajectories_to_samples(done, cfg.lam)
-        buf_boards.append(b)
-        buf_targets.append(t)
-        if sum(len(x) for x in buf_boards) >= cfg.train_batch:
+        state.buf_boards.append(b)
+        state.buf_targets.append(t)
+        if state.samples() >= cfg.train_batch:
             lr = cosine_lr(cfg.lr, cfg.lr_final, games / cfg.games)
-            for group in optimizer.param_groups:
+            for group in state.optimizer.param_groups:
                 group["lr"] = lr
-            last_loss = fit(net, optimizer, np.concatenate(buf_boards), np.concatenate(buf_targets),
-                            cfg.minibatch, cfg.epochs, learn_rng, device, on_device)
-            buf_boards, buf_targets = [], []
-            writer.add_scalar("losses/td_mse", last_loss, games)
+            boards, targets = state.take_samples()
+            last_loss = fit(net, state.optimizer, boards, targets, cfg.minibatch, cfg.epochs, state.learn_rng,
+                            device, on_device)
+            writer.add_scalar("losses/td_sse", last_loss, games)
             writer.add_scalar("charts/learning_rate", lr, games)
         if bar is not None:
             bar.update(len(done))
@@ -221,7 +274,7 @@ def run(argv: list[str] | None) -> int:
             window_len, window_kind = [], []
             next_log += cfg.log_every
         if next_eval is not None and games >= next_eval:
-            res = paired_duel(NeuralScorer(probs_fn), PubevalScorer(), cfg.eval_pairs, EVAL_SEED)
+            res = paired_duel(NeuralScorer(evaluator), PubevalScorer(), cfg.eval_pairs, EVAL_SEED)
             last_ppg = res.ppg
             writer.add_scalar("eval/ppg_vs_pubeval", res.ppg, games)
             writer.add_scalar("eval/ppg_vs_pubeval_ci95", res.ci95, games)
@@ -237,6 +290,7 @@ def run(argv: list[str] | None) -> int:
 
     # -- checkpoint ---------------------------------------------------------------
     final = checkpoint("last.pt")
+    play.close()
     signal.signal(signal.SIGINT, previous_handler)
     if bar is not None:
         bar.close()

@@ -1,0 +1,844 @@
+"""Rollouts: many trials of a position played out together in arrays, with variance reduction and truncation.
+
+A rollout estimates what a play (or a position before the roll) is worth by
+playing it to the end many times with the evaluator choosing every play.
+All trials of all candidates advance together, as in ``bgnet.selfplay``: each ply
+is one move generation over every live trial and one ``probs_fn`` call over
+every candidate afterstate, then a segment argmax.
+
+Reproducibility: the dice of trial ``i`` at ply ``t`` depend only on
+``(seed, i, t)`` (a counter-based hash, no sequential generator), and every
+candidate sees the same dice (common random numbers). So the trials can be cut
+into chunks that run anywhere (``map_fn``, for example a Ray backend) and the
+combined result is the same whatever the chunking.
+
+Variance reduction, each switchable in ``RolloutSettings``:
+
+* quasi-random dice: the first roll is stratified over the 36 outcomes and the
+  first two over all 1,296 pairs (a Latin square, so any 36 consecutive trials
+  also cover the second roll); later rolls are permuted per block of 36 trials,
+  so each block sees every outcome once. Each trial's own dice stay i.i.d.
+  uniform, so the mean is unbiased;
+* luck: at every ply the value (0-ply, for the mover) after the best play of each
+  of the 21 rolls is computed; the luck of the roll that came is its value minus
+  the probability-weighted average, and the sum of a trial's luck is subtracted
+  from its result. The expected luck is exactly zero, so the mean does not move,
+  and the plays themselves are unchanged (a control variate);
+* truncation: after ``truncate`` plies the position is scored by the evaluator,
+  and a pure bear-off covered by ``bgnet.bearoff`` is scored exactly.
+
+Cubeful equities (``cubeful=True`` and cube rollouts) come from the rolled-out
+cubeless probabilities through ``bgnet.cube`` (Janowski's model); the trials
+themselves are played cubeless, with no cube actions inside them.
+
+``label_positions`` is the training "teacher": many positions rolled out (or
+evaluated at n-ply) at once, written as supervised targets with ``save_targets``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+
+import numpy as np
+
+from bgnet import _game_kernels as gk
+from bgnet import _movegen_kernels as mk
+from bgnet.cube import cube_decision
+from bgnet.match import MatchState
+from bgnet.movegen import _after_boards, legal_moves, parse_dice
+from bgnet.notation import Move
+from bgnet.position import Position
+from bgnet.probs import Probs, flip_probs
+from bgnet.search import (
+    DEFAULT_FILTERS, MONEY, ROLLS, MoveFilter, Utility, evaluate_boards, rank_moves, utility_for,
+)
+
+ProbsFn = Callable[[np.ndarray], np.ndarray]
+"""Maps boards (N, 26) int8 to (N, 5) probabilities for each board's side on roll."""
+BearoffFn = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""Maps boards (N, 26) to (mask (N,) bool, probs (N, 5)): exact chances where ``mask`` is set."""
+T = TypeVar("T")
+R = TypeVar("R")
+MapFn = Callable[[Callable[[T], R], Iterable[T]], Iterator[R]]
+"""Like the builtin ``map``: where chunks run (local by default, or a backend's pool)."""
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+MAX_PLIES = 1000
+"""A trial still going after this many plies is scored by the evaluator (never happens in practice)."""
+Z95 = 1.959963984540054
+"""Two-sided 95% normal quantile."""
+
+_DICE36 = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], np.int8)
+"""The 36 ordered outcomes, index ``6 * (a - 1) + (b - 1)``."""
+_ROLL_DICE = np.array(ROLLS, np.int8)
+_ROLL_WEIGHTS = np.array([1.0 / 36.0 if a == b else 2.0 / 36.0 for a, b in ROLLS], np.float64)
+_ROLL_OF36 = np.array([ROLLS.index((max(a, b), min(a, b))) for a, b in _DICE36.tolist()], np.int64)
+"""For each of the 36 outcomes, its index in ``ROLLS``."""
+_FLIP_LINEAR = np.array([[-1, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0]],
+                        np.float64)
+"""``flip_probs(a) - flip_probs(b) == (a - b) @ _FLIP_LINEAR``: a difference of chances seen by the other side."""
+
+
+class RolloutError(ValueError):
+    """A rollout request that cannot be carried out (no trials, a play that is not legal, ...)."""
+
+
+# -- settings -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """How the trials are played and scored (all plain values, so a backend can ship them)."""
+
+    trials: int = 1296
+    """Trials per candidate (a multiple of 36, or 1,296, makes the quasi-random dice exact)."""
+    ply: int = 0
+    """Checker play inside the trials: 0 (the net alone) or 1 (1-ply lookahead with the move filter)."""
+    truncate: int | None = None
+    """Stop each trial after this many plies and score the position with the evaluator (None: play to the end)."""
+    truncate_eval_ply: int = 0
+    """Search depth of that evaluation at the truncation point."""
+    bearoff: bool = True
+    """Stop a trial at a pure bear-off covered by the bear-off database and use its exact chances."""
+    quasi_random: bool = True
+    """Stratified dice: the first roll over 36, the first two over 1,296, later rolls permuted per 36 trials."""
+    luck_vr: bool = True
+    """Luck-based variance reduction: each roll's luck (21 rolls valued at every ply of every trial) is subtracted."""
+    luck_candidates: int = 2
+    """Plays per roll the evaluator judges for the luck: the best this many by pubeval (0: every play, exact but
+    about 20 times the cost of a trial without variance reduction)."""
+    chunk_size: int = 324
+    """Trials per chunk; chunk ``k`` holds trials ``k * chunk_size`` and up (the result does not depend on it)."""
+    max_plies: int = MAX_PLIES
+
+    def __post_init__(self) -> None:
+        if isinstance(self.trials, bool) or not isinstance(self.trials, int) or self.trials < 1:
+            raise RolloutError(f"trials must be a positive integer, got {self.trials!r}")
+        if self.ply not in (0, 1):
+            raise RolloutError(f"checker play in rollouts is 0-ply or 1-ply, got ply {self.ply!r}")
+        if self.truncate is not None and (isinstance(self.truncate, bool) or not isinstance(self.truncate, int)
+                                          or self.truncate < 0):
+            raise RolloutError(f"truncate must be a non-negative number of plies or None, got {self.truncate!r}")
+        if self.truncate_eval_ply not in (0, 1, 2):
+            raise RolloutError(f"the truncation evaluation is 0, 1 or 2-ply, got {self.truncate_eval_ply!r}")
+        if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
+            raise RolloutError(f"chunk_size must be a positive integer, got {self.chunk_size!r}")
+
+    def describe(self) -> str:
+        """One line in GNU Backgammon's manner, e.g. "Truncated cubeless rollout (depth 7) with variance reduction"."""
+        kind = "Truncated cubeless rollout" if self.truncate is not None else "Full cubeless rollout"
+        if self.truncate is not None:
+            kind += f" (depth {self.truncate})"
+        if self.bearoff:
+            kind += " (truncated at the bear-off database)"
+        extras = [x for x, on in (("variance reduction", self.luck_vr), ("quasi-random dice", self.quasi_random)) if on]
+        return kind + (" with " + " and ".join(extras) if extras else "")
+
+
+# -- dice: a pure function of (seed, trial, ply) --------------------------------------
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on uint64 arrays (a bijection that scrambles every bit)."""
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _hash(seed: int, *parts: np.ndarray | int) -> np.ndarray:
+    """A 64-bit hash of the seed and integer arrays (broadcast), chained through ``_mix``."""
+    h = _mix(np.asarray(np.uint64(seed & 0xFFFFFFFFFFFFFFFF)))
+    for p in parts:
+        with np.errstate(over="ignore"):
+            h = _mix(h ^ np.asarray(p).astype(np.uint64))
+    return h
+
+
+def _perms(seed: int, ply: int, blocks: np.ndarray) -> np.ndarray:
+    """One random permutation of the 36 outcomes per block (B, 36), from (seed, ply, block)."""
+    keys = _hash(seed, np.int64(ply) + 1, blocks[:, None].astype(np.int64) + 7, np.arange(36)[None, :])
+    return np.argsort(keys, axis=1, kind="stable")
+
+
+def dice_for(seed: int, trials: np.ndarray, ply: int, quasi_random: bool = True) -> np.ndarray:
+    """Outcome indices (N,) in 0..35 of trials ``trials`` at ``ply`` (0 = the first roll after the root).
+
+    ``_DICE36[index]`` gives the two dice. Each trial's dice are i.i.d. uniform;
+    with ``quasi_random`` they are stratified across trials (see the module docstring).
+    """
+    trials = np.asarray(trials, np.int64)
+    if not quasi_random:
+        h = _hash(seed, 0x5EED, np.int64(ply), trials)
+        return ((h >> np.uint64(32)) * np.uint64(36) >> np.uint64(32)).astype(np.int64)
+    j = trials % 36
+    if ply == 0:
+        return _perms(seed, -1, np.zeros(1, np.int64))[0][j]
+    if ply == 1:
+        return _perms(seed, -2, np.zeros(1, np.int64))[0][(j + trials // 36) % 36]
+    blocks = trials // 36
+    ub, inv = np.unique(blocks, return_inverse=True)
+    return _perms(seed, ply, ub)[inv, j]
+
+
+# -- candidates -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What one column of a rollout plays out: a play of the root's dice, or the position itself (no dice)."""
+
+    label: str
+    """The play's text (``"8/5 6/5"``), or "Current position" / "No double" / "Double, take" for cube rollouts."""
+    board: tuple[int, ...]
+    """The board the trials start from, seen from its side on roll (for a play: the opponent after it)."""
+    root_on_roll: bool
+    """Whether the root's side (the mover, or the side on roll of a position) is on roll in ``board``."""
+
+
+def play_candidates(pos: Position, dice: Sequence[int] | str, plays: Sequence[str] | None, probs_fn: ProbsFn,
+                    state: MatchState | None = None, filter: MoveFilter | None = None) -> list[Candidate]:
+    """The plays to roll out: ``plays`` given as text, or those the hint's move filter keeps."""
+    d = parse_dice(dice)
+    moves = legal_moves(pos, d)
+    chosen: list[Move]
+    if plays:
+        chosen = []
+        for text in plays:
+            move = pos.parse_move(text, d)
+            if move not in chosen:
+                chosen.append(move)
+    else:
+        f = filter or DEFAULT_FILTERS[0]
+        ranked = rank_moves(probs_fn, pos, d, 0, filter=f, state=state)
+        values = np.array([r.equity for r in ranked])
+        chosen = [ranked[i].move for i in f.select(values)]
+    out = []
+    for m in chosen:
+        assert m.after is not None
+        out.append(Candidate(m.text or "(no play)", tuple(int(x) for x in m.after.swap_sides().board), False))
+    return out
+
+
+def position_candidate(pos: Position, label: str = "Current position") -> Candidate:
+    """The position itself, its side on roll rolling first."""
+    return Candidate(label, tuple(int(x) for x in pos.board), True)
+
+
+# -- one chunk ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """Per-trial results of one chunk: arrays (candidates, trials, 5) of the root side's chances."""
+
+    first_trial: int
+    values: np.ndarray
+    """Each trial's result with its luck subtracted (equal to ``raw`` without luck VR)."""
+    raw: np.ndarray
+    """Each trial's plain result (terminal outcome, truncation or bear-off value)."""
+    plies: np.ndarray
+    """(candidates, trials) plies played in each trial."""
+
+
+def _default_bearoff() -> BearoffFn | None:
+    """``bgnet.bearoff.exact_probs`` when that module exists, else None (no truncation at the database)."""
+    try:
+        from bgnet import bearoff  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fn = getattr(bearoff, "exact_probs", None)
+    return fn if callable(fn) else None
+
+
+def _net(probs_fn: ProbsFn, boards: np.ndarray) -> np.ndarray:
+    """0-ply chances (N, 5) float64 for each board's side on roll, exact for finished games."""
+    return evaluate_boards(probs_fn, boards, 0)
+
+
+def _values(probs_mover: np.ndarray, root_mover: np.ndarray, util: Utility, opp_util: Utility) -> np.ndarray:
+    """What each mover maximises: the root side's utility where it moves, the opponent's elsewhere."""
+    if util == opp_util:
+        return util.of(probs_mover)
+    return np.where(root_mover, util.of(probs_mover), opp_util.of(probs_mover))
+
+
+def _segment_filter(values: np.ndarray, offsets: np.ndarray, f: MoveFilter) -> np.ndarray:
+    """Indices kept by move filter ``f`` in every segment at once (the best always), sorted."""
+    n = len(offsets) - 1
+    counts = np.diff(offsets)
+    seg = np.repeat(np.arange(n), counts)
+    order = np.lexsort((-values, seg))
+    rank = np.arange(len(values)) - np.repeat(offsets[:-1], counts)
+    best = np.repeat(values[order[offsets[:-1]]], counts)
+    v = values[order]
+    keep = (rank < max(1, f.accept)) | ((rank < max(1, f.accept) + f.extra) & (v >= best - f.threshold))
+    return np.sort(order[keep])
+
+
+def _choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover: np.ndarray, ply: int,
+            util: Utility, opp_util: Utility, cand_probs: np.ndarray | None = None) -> np.ndarray:
+    """Index into ``cand`` of each segment's best play for its mover, at 0 or 1 ply."""
+    counts = np.diff(offsets)
+    row_root = np.repeat(root_mover, counts)
+    if cand_probs is None:
+        cand_probs = _net(probs_fn, cand)
+    values = _values(flip_probs(cand_probs), row_root, util, opp_util)
+    if ply == 0:
+        return gk.segment_argmax(values, offsets)
+    alive = _segment_filter(values, offsets, DEFAULT_FILTERS[0])
+    deep = np.empty((len(alive), 5), np.float64)
+    for side in (True, False):  # the side on roll of cand is the mover's opponent
+        rows = alive[row_root[alive] == side]
+        if len(rows):
+            on_roll, other = (opp_util, util) if side else (util, opp_util)
+            deep[row_root[alive] == side] = evaluate_boards(probs_fn, cand[rows], 1, on_roll, other)
+    lifted = np.full(len(values), -np.inf)
+    lifted[alive] = _values(flip_probs(deep), row_root[alive], util, opp_util)
+    return gk.segment_argmax(lifted, offsets)
+
+
+def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_index: int, trials_in_chunk: int,
+                  settings: RolloutSettings, seed: int, state: MatchState | None = None,
+                  bearoff_fn: BearoffFn | None = None) -> ChunkResult:
+    """Play trials ``chunk_index * settings.chunk_size`` onwards (``trials_in_chunk`` of them) of every candidate.
+
+    A pure function of its arguments: the same chunk gives the same arrays wherever it runs.
+    """
+    first = chunk_index * settings.chunk_size
+    n, c = int(trials_in_chunk), len(candidates)
+    if n < 0 or first < 0:
+        raise RolloutError(f"chunk {chunk_index} with {trials_in_chunk} trials does not exist")
+    util = utility_for(state)
+    opp_util = utility_for(state.swap_sides()) if state is not None else util
+    m = n * c
+    boards = np.repeat(np.array([cd.board for cd in candidates], np.int8).reshape(c, 26), n, axis=0)
+    trial = np.tile(np.arange(first, first + n, dtype=np.int64), c)
+    root_on_roll = np.repeat(np.array([cd.root_on_roll for cd in candidates], bool), n)
+    ply = np.zeros(m, np.int64)
+    luck = np.zeros((m, 5), np.float64)
+    final = np.zeros((m, 5), np.float64)
+    done = np.zeros(m, bool)
+    scratch = mk.new_scratch()
+    truncate = settings.truncate
+
+    def finish(rows: np.ndarray, on_roll_probs: np.ndarray) -> None:
+        """Record the chances (for each row's side on roll) of finished rows, turned to the root's side."""
+        probs = np.asarray(on_roll_probs, np.float64)
+        mine = root_on_roll[rows][:, None]
+        final[rows] = np.where(mine, probs, flip_probs(probs))
+        done[rows] = True
+
+    # Games already over (a play that bore off the last checker).
+    codes = gk.terminal_codes(boards)
+    if (codes != 0).any():
+        rows = np.flatnonzero(codes != 0)
+        exact = np.zeros((len(rows), 5), np.float32)
+        gk.apply_terminal(codes[rows], exact)
+        finish(rows, exact)
+    step = 0
+    while True:
+        live = np.flatnonzero(~done)
+        if len(live) == 0:
+            break
+        if bearoff_fn is not None and settings.bearoff:
+            mask, exact_p = bearoff_fn(boards[live])
+            mask = np.asarray(mask, bool)
+            if mask.any():
+                finish(live[mask], np.asarray(exact_p)[mask])
+                live = live[~mask]
+        limit = settings.max_plies if truncate is None else min(truncate, settings.max_plies)
+        stop = ply[live] >= limit
+        if stop.any():
+            rows = live[stop]
+            finish(rows, evaluate_boards(probs_fn, boards[rows], settings.truncate_eval_ply))
+            live = live[~stop]
+        if len(live) == 0:
+            continue
+        b = boards[live]
+        k = len(live)
+        root_mover = root_on_roll[live]
+        outcome = np.empty(k, np.int64)
+        for p in np.unique(ply[live]):  # trials of a chunk may sit at different plies after a truncation
+            sel = ply[live] == p
+            outcome[sel] = dice_for(seed, trial[live][sel], int(p), settings.quasi_random)
+        if settings.luck_vr:
+            got, mean, free = _roll_values(probs_fn, b, outcome, root_mover, settings.luck_candidates, util, opp_util,
+                                           scratch)
+            diff = got - mean
+            luck[live] += np.where(root_mover[:, None], diff, diff @ _FLIP_LINEAR)
+            nxt = free if settings.ply == 0 and free is not None else \
+                _play(probs_fn, b, _DICE36[outcome], root_mover, settings.ply, util, opp_util, scratch)
+        else:
+            nxt = _play(probs_fn, b, _DICE36[outcome], root_mover, settings.ply, util, opp_util, scratch)
+        boards[live] = nxt
+        ply[live] += 1
+        root_on_roll[live] = ~root_mover
+        codes = gk.terminal_codes(nxt)
+        over = codes != 0
+        if over.any():
+            exact = np.zeros((int(over.sum()), 5), np.float32)
+            gk.apply_terminal(codes[over], exact)
+            finish(live[over], exact)
+        step += 1
+    raw = final.reshape(c, n, 5)
+    values = (final - luck).reshape(c, n, 5)
+    return ChunkResult(first, values, raw.copy(), ply.reshape(c, n).copy())
+
+
+def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root_mover: np.ndarray, top: int,
+                 util: Utility, opp_util: Utility, scratch: tuple[np.ndarray, ...]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The luck control variate of each board's roll: (value of the roll that came, average over the 21 rolls).
+
+    For each roll the mover's play is the evaluator's best among all plays
+    (``top == 0``) or among the ``top`` plays pubeval ranks highest (much cheaper:
+    the net then scores ``21 * top`` afterstates per trial instead of every play of
+    every roll). Values are the mover's 0-ply chances after that play. The third
+    item is the next board of every trial when ``top == 0`` (the actual roll's best
+    play, which then comes for free), else None.
+    """
+    k = len(boards)
+    nr = len(ROLLS)
+    rolled = np.repeat(boards, nr, axis=0)
+    after, _s, _n, offsets = mk.gen_batch(rolled, np.tile(_ROLL_DICE, (k, 1)), *scratch)
+    movers = np.repeat(root_mover, nr)
+    r_actual = _ROLL_OF36[outcome]
+    if top == 0:
+        cand = mk.swap_sides_batch(after)
+        cand_probs = _net(probs_fn, cand)
+        best = _choose(probs_fn, cand, offsets, movers, 0, util, opp_util, cand_probs)
+        best_mover = flip_probs(cand_probs[best]).reshape(k, nr, 5)
+        free: np.ndarray | None = cand[best.reshape(k, nr)[np.arange(k), r_actual]]
+    else:
+        from bgnet.pubeval import pubeval_scores
+
+        scores = pubeval_scores(after)
+        keep = _segment_filter(scores, offsets, MoveFilter(accept=top, extra=0, threshold=0.0))
+        seg = np.searchsorted(offsets, keep, side="right") - 1
+        sub_offsets = np.searchsorted(seg, np.arange(len(offsets)), side="left").astype(np.int64)
+        cand = mk.swap_sides_batch(after[keep])
+        cand_probs = _net(probs_fn, cand)
+        best = _choose(probs_fn, cand, sub_offsets, movers, 0, util, opp_util, cand_probs)
+        best_mover = flip_probs(cand_probs[best]).reshape(k, nr, 5)
+        free = None
+    mean = np.einsum("nrk,r->nk", best_mover, _ROLL_WEIGHTS)
+    return best_mover[np.arange(k), r_actual], mean, free
+
+
+def _play(probs_fn: ProbsFn, boards: np.ndarray, dice: np.ndarray, root_mover: np.ndarray, ply: int,
+          util: Utility, opp_util: Utility, scratch: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Each board's best play of its dice, as the next board (the other side on roll)."""
+    after, _s, _n, offsets = mk.gen_batch(boards, np.ascontiguousarray(dice, np.int8), *scratch)
+    cand = mk.swap_sides_batch(after)
+    return cand[_choose(probs_fn, cand, offsets, root_mover, ply, util, opp_util)]
+
+
+# -- results -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """One rolled-out candidate: mean chances for the root side, equities, standard errors, 95% intervals."""
+
+    label: str
+    probs: Probs
+    """Mean cubeless chances of the root side (the mover of the play, or the side on roll)."""
+    probs_stderr: tuple[float, float, float, float, float]
+    equity: float
+    """Cubeless equity (money, or normalised at the match score) of ``probs``."""
+    equity_stderr: float
+    cubeful_equity: float | None
+    """Cubeful equity of the root side (Janowski's model from ``probs``), when asked."""
+    cubeful_stderr: float | None
+    trials: int
+    """Trials done."""
+
+    @property
+    def equity_interval(self) -> tuple[float, float]:
+        """The 95% interval of the cubeless equity."""
+        return (self.equity - Z95 * self.equity_stderr, self.equity + Z95 * self.equity_stderr)
+
+    @property
+    def cubeful_interval(self) -> tuple[float, float] | None:
+        """The 95% interval of the cubeful equity."""
+        if self.cubeful_equity is None or self.cubeful_stderr is None:
+            return None
+        return (self.cubeful_equity - Z95 * self.cubeful_stderr, self.cubeful_equity + Z95 * self.cubeful_stderr)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"label": self.label, "probs": dict(zip(PROB_NAMES, self.probs.as_list())),
+                "probs_stderr": dict(zip(PROB_NAMES, self.probs_stderr)), "equity": self.equity,
+                "equity_stderr": self.equity_stderr, "equity_interval95": list(self.equity_interval),
+                "cubeful_equity": self.cubeful_equity, "cubeful_stderr": self.cubeful_stderr,
+                "cubeful_interval95": None if self.cubeful_interval is None else list(self.cubeful_interval),
+                "trials": self.trials}
+
+
+@dataclass(frozen=True)
+class RolloutResult:
+    """The outcome of a rollout: one ``CandidateResult`` per candidate, in the order they were given."""
+
+    position_id: str
+    dice: tuple[int, int] | None
+    candidates: tuple[CandidateResult, ...]
+    settings: RolloutSettings
+    seed: int
+    trials_done: int
+    state: MatchState | None = None
+    interrupted: bool = False
+    """True when the rollout was stopped (Ctrl-C) before all trials were done."""
+    cube: dict[str, Any] | None = None
+    """For a cube rollout: the decision ("action", "proper_cube_action", take point ...) from the rolled-out chances."""
+
+    @property
+    def best(self) -> CandidateResult:
+        """The candidate with the highest (cubeful when present, else cubeless) equity."""
+        return max(self.candidates, key=lambda r: r.cubeful_equity if r.cubeful_equity is not None else r.equity)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"position_id": self.position_id, "dice": None if self.dice is None else list(self.dice),
+                "match": None if self.state is None else asdict(self.state), "seed": self.seed,
+                "trials_requested": self.settings.trials, "trials_done": self.trials_done,
+                "interrupted": self.interrupted, "settings": asdict(self.settings),
+                "candidates": [r.to_dict() for r in self.candidates], "cube": self.cube}
+
+    def format(self) -> str:
+        """Text in the style of GNU Backgammon's rollout output."""
+        s = self.settings
+        where = "money game" if self.state is None or self.state.is_money else str(self.state)
+        head = f"Position ID {self.position_id}"
+        head += f", dice {self.dice[0]}-{self.dice[1]}" if self.dice else ", cube decision"
+        lines = [f"{head}, {where}", ""]
+        best = self.best
+        for i, r in enumerate(self.candidates, 1):
+            p = r.probs
+            se = r.probs_stderr
+            eq = f"CL {r.equity:+.3f}"
+            eq_se = f"CL {r.equity_stderr:6.3f}"
+            if r.cubeful_equity is not None and r.cubeful_stderr is not None:
+                eq += f" CF {r.cubeful_equity:+.3f}"
+                eq_se += f" CF {r.cubeful_stderr:6.3f}"
+            diff = "" if r is best else f" ({(r.cubeful_equity if r.cubeful_equity is not None else r.equity) - (best.cubeful_equity if best.cubeful_equity is not None else best.equity):+.3f})"
+            lines.append(f"{i}. {r.label}:{diff}")
+            lines.append(f"  {p.win:.3f} {p.win_gammon:.3f} {p.win_backgammon:.3f} - "
+                         f"{p.lose:.3f} {p.lose_gammon:.3f} {p.lose_backgammon:.3f} {eq}")
+            lines.append(f" [{se[0]:.3f} {se[1]:.3f} {se[2]:.3f} - {se[0]:.3f} {se[3]:.3f} {se[4]:.3f} {eq_se}]")
+            lo, hi = r.equity_interval
+            lines.append(f"  95% interval (cubeless) {lo:+.3f} .. {hi:+.3f}")
+        lines.append("")
+        lines.append(s.describe())
+        lines.append(f"{self.trials_done} games{' (stopped early)' if self.interrupted else ''}, "
+                     f"counter-based dice with seed {self.seed}")
+        lines.append(f"Play: {s.ply}-ply cubeless" + (f"; truncation evaluation {s.truncate_eval_ply}-ply"
+                                                       if s.truncate is not None else ""))
+        if self.cube is not None:
+            lines.append(f"Proper cube action: {self.cube['proper_cube_action']}")
+        return "\n".join(lines)
+
+
+def _stats(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean (5,), standard errors (5,) and covariance of the mean (5, 5) of per-trial rows (n, 5)."""
+    n = len(values)
+    mean = values.mean(axis=0)
+    if n < 2:
+        return mean, np.zeros(5), np.zeros((5, 5))
+    cov = np.cov(values, rowvar=False, ddof=1) / n
+    return mean, np.sqrt(np.maximum(np.diag(cov), 0.0)), cov
+
+
+def _clamp_probs(p: np.ndarray) -> Probs:
+    """Mean chances made consistent (VR can push a mean a hair outside [0, 1] or out of order)."""
+    w = min(1.0, max(0.0, float(p[0])))
+    wg = min(w, max(0.0, float(p[1])))
+    wb = min(wg, max(0.0, float(p[2])))
+    lg = min(1.0 - w, max(0.0, float(p[3])))
+    lb = min(lg, max(0.0, float(p[4])))
+    return Probs(w, wg, wb, lg, lb)
+
+
+def cubeful_after_play(probs: Probs, after_next: Position, state: MatchState) -> float:
+    """Cubeful equity of a play's mover, whose opponent is on roll in ``after_next``, from the mover's chances.
+
+    The opponent takes his best cube action (``bgnet.cube``), the mover answers his best way.
+    """
+    d = cube_decision(probs.flip(), state.swap_sides(), after_next)
+    theirs = max(d.equity_no_double, d._double_value())
+    return -theirs
+
+
+def _cubeful_value(cd: Candidate, probs: Probs, state: MatchState) -> float:
+    """Cubeful equity of the root side for a candidate with rolled-out chances ``probs``."""
+    board = Position._trusted(cd.board)
+    if cd.root_on_roll:  # a position (no-double or double/take lines): the root side on roll
+        d = cube_decision(probs, state, board)
+        return d.equity_no_double
+    return cubeful_after_play(probs, board, state)
+
+
+def _candidate_result(cd: Candidate, values: np.ndarray, state: MatchState | None, cubeful: bool) -> CandidateResult:
+    """Statistics of one candidate's per-trial rows."""
+    util = utility_for(state)
+    mean, se, cov = _stats(values)
+    w = np.asarray(util.weights, np.float64)
+    equity = float(util.const + mean @ w)
+    eq_se = float(math.sqrt(max(w @ cov @ w, 0.0)))
+    cf = cf_se = None
+    if cubeful:
+        st = state or MatchState()
+        cf = _cubeful_value(cd, _clamp_probs(mean), st)
+        grad = np.zeros(5)
+        h = 1e-4  # delta method with a numerical gradient of the cubeful conversion
+        for i in range(5):
+            e = np.zeros(5)
+            e[i] = h
+            grad[i] = (_cubeful_value(cd, _clamp_probs(mean + e), st)
+                       - _cubeful_value(cd, _clamp_probs(mean - e), st)) / (2 * h)
+        cf_se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
+    return CandidateResult(cd.label, _clamp_probs(mean), tuple(float(x) for x in se),  # type: ignore[arg-type]
+                           equity, eq_se, cf, cf_se, int(len(values)))
+
+
+def combine(chunks: Sequence[ChunkResult], candidates: Sequence[Candidate], *, position_id: str,
+            dice: tuple[int, int] | None, settings: RolloutSettings, seed: int, state: MatchState | None = None,
+            cubeful: bool = False, interrupted: bool = False) -> RolloutResult:
+    """The rollout result of some chunks (in any order; trials are put back in their global order)."""
+    ordered = sorted(chunks, key=lambda ch: ch.first_trial)
+    if ordered:
+        values = np.concatenate([ch.values for ch in ordered], axis=1)
+    else:
+        values = np.zeros((len(candidates), 0, 5))
+    if values.shape[1] == 0:
+        raise RolloutError("the rollout was stopped before any trial finished")
+    results = tuple(_candidate_result(cd, values[i], state, cubeful) for i, cd in enumerate(candidates))
+    return RolloutResult(position_id, dice, results, settings, seed, int(values.shape[1]), state, interrupted)
+
+
+def chunk_plan(settings: RolloutSettings) -> list[tuple[int, int]]:
+    """``(chunk_index, trials_in_chunk)`` for every chunk of ``settings.trials``."""
+    size = settings.chunk_size
+    return [(k, min(size, settings.trials - k * size)) for k in range((settings.trials + size - 1) // size)]
+
+
+# -- the Python API -----------------------------------------------------------------------
+
+
+def _probs_fn_of(agent_or_probs_fn: Any) -> ProbsFn:
+    """The 0-ply ``boards -> probs`` function of an agent or evaluator, or the callable itself."""
+    for name in ("probs_fn", "probs_of_boards"):
+        fn = getattr(agent_or_probs_fn, name, None)
+        if callable(fn):
+            return fn  # type: ignore[no-any-return]
+    if callable(agent_or_probs_fn):
+        return agent_or_probs_fn  # type: ignore[no-any-return]
+    raise RolloutError(f"{agent_or_probs_fn!r} is neither an agent with probs_fn nor a boards -> probs function")
+
+
+def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int] | str | None = None, *,
+            plays: Sequence[str] | None = None, settings: RolloutSettings | None = None, seed: int = 0,
+            cubeful: bool = False, state: MatchState | None = None, map_fn: Callable[..., Iterable[ChunkResult]] | None = None,
+            bearoff_fn: BearoffFn | None | str = "auto", progress: bool = False, **overrides: Any) -> RolloutResult:
+    """Roll out the plays of ``dice`` in ``position`` (or, without dice, its cube decision) and return the result.
+
+    ``plays`` (texts such as ``"8/5 6/5"``) picks the plays; by default the hint's
+    move filter keeps the best and those within 0.16 of it. Without dice the
+    position is rolled out with its side on roll rolling first, and its cube
+    decision (no double against double/take) comes from the rolled-out chances.
+    ``overrides`` are ``RolloutSettings`` fields (``trials=144, truncate=7``).
+    ``map_fn(func, chunk_args)`` runs chunks elsewhere (default: here, in order);
+    Ctrl-C stops and returns the trials finished so far (``interrupted``).
+    """
+    probs_fn = _probs_fn_of(agent_or_probs_fn)
+    pos = Position.parse(position) if isinstance(position, str) else position
+    if pos.is_game_over():
+        raise RolloutError("the game in this position is over: one side has borne off all 15 checkers")
+    settings = replace(settings or RolloutSettings(), **overrides) if overrides else (settings or RolloutSettings())
+    bo: BearoffFn | None = _default_bearoff() if bearoff_fn == "auto" else bearoff_fn  # type: ignore[assignment]
+    d = parse_dice(dice) if dice is not None else None
+    if d is not None:
+        candidates = play_candidates(pos, d, plays, probs_fn, state)
+    else:
+        if plays:
+            raise RolloutError("--plays needs dice: without dice the cube decision is rolled out")
+        candidates = [position_candidate(pos)]
+        cubeful = True
+    plan = chunk_plan(settings)
+
+    def run(args: tuple[int, int]) -> ChunkResult:
+        return rollout_chunk(probs_fn, candidates, args[0], args[1], settings, seed, state, bo)
+
+    done: list[ChunkResult] = []
+    interrupted = False
+    bar = _progress_bar(settings.trials, progress)
+    try:
+        for ch in (map_fn or map)(run, plan):
+            done.append(ch)
+            if bar is not None:
+                bar.update(ch.values.shape[1])
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    result = combine(done, candidates, position_id=pos.position_id(), dice=d, settings=settings, seed=seed,
+                     state=state, cubeful=cubeful, interrupted=interrupted)
+    if d is None:
+        result = replace(result, cube=_cube_summary(result.candidates[0].probs, state or MatchState(), pos))
+    return result
+
+
+def _cube_summary(probs: Probs, state: MatchState, pos: Position) -> dict[str, Any]:
+    """The cube decision from rolled-out chances, as a JSON-ready dict."""
+    d = cube_decision(probs, state, pos)
+    return {"action": d.action, "proper_cube_action": d.proper_cube_action, "response": d.response,
+            "equity_no_double": d.equity_no_double, "equity_double_take": d.equity_double_take,
+            "equity_double_pass": d.equity_double_pass, "take_point": d.take_point}
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    """A tqdm bar on stderr, or None."""
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    return tqdm(total=total, unit="trial", desc="rollout", leave=False)
+
+
+def thread_map(workers: int) -> Callable[..., Iterator[ChunkResult]]:
+    """A ``map_fn`` that runs chunks on ``workers`` threads (the kernels and numpy release the GIL), in order."""
+    def mapper(func: Callable[[Any], ChunkResult], items: Iterable[Any]) -> Iterator[ChunkResult]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max(1, workers)) as pool:
+            yield from pool.map(func, list(items))
+    return mapper
+
+
+# -- the teacher: labels for supervised training ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Supervised targets: boards (N, 26) int8, chances (N, 5) for each board's side on roll, standard errors."""
+
+    boards: np.ndarray
+    probs: np.ndarray
+    stderr: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def label_positions(probs_fn: ProbsFn, boards: np.ndarray, *, trials: int = 0, ply: int = 0, seed: int = 0,
+                    settings: RolloutSettings | None = None, bearoff_fn: BearoffFn | None | str = "auto",
+                    batch: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Targets for many positions: ``(boards, probs (N, 5), stderr (N, 5))`` for each board's side on roll.
+
+    ``trials > 0`` rolls every position out, the trials of up to ``batch // trials``
+    positions advancing together (they share dice; each group hashes its own seed
+    from ``seed`` and its first index); ``trials == 0`` evaluates at ``ply`` plies
+    (stderr 0). Only the caller's own net should make these targets.
+    """
+    boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+    n = len(boards)
+    if trials <= 0:
+        out = np.zeros((n, 5), np.float64)
+        for s in range(0, n, batch):
+            out[s:s + batch] = evaluate_boards(probs_fn, boards[s:s + batch], ply)
+        return boards, out.astype(np.float32), np.zeros((n, 5), np.float32)
+    base = settings or RolloutSettings()
+    st = replace(base, trials=trials, ply=ply, chunk_size=trials)
+    bo: BearoffFn | None = _default_bearoff() if bearoff_fn == "auto" else bearoff_fn  # type: ignore[assignment]
+    probs = np.zeros((n, 5), np.float64)
+    stderr = np.zeros((n, 5), np.float64)
+    per = max(1, batch // trials)  # positions whose trials advance together
+    for s in range(0, n, per):
+        group = boards[s:s + per]
+        cands = [Candidate(str(s + i), tuple(int(x) for x in b), True) for i, b in enumerate(group)]
+        group_seed = int(_hash(seed, 0x7EAC4E5, s)) & 0x7FFFFFFFFFFFFFFF
+        ch = rollout_chunk(probs_fn, cands, 0, trials, st, group_seed, None, bo)
+        for i in range(len(group)):
+            mean, se, _cov = _stats(ch.values[i])
+            probs[s + i] = np.asarray(_clamp_probs(mean).as_list())
+            stderr[s + i] = se
+    return boards, probs.astype(np.float32), stderr.astype(np.float32)
+
+
+def save_targets(path: str | os.PathLike[str], boards: np.ndarray, probs: np.ndarray, stderr: np.ndarray,
+                 **meta: Any) -> None:
+    """Write targets to ``path`` (.npz) atomically: a temporary file in the same folder, then a rename."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, boards=np.asarray(boards, np.int8), probs=np.asarray(probs, np.float32),
+                     stderr=np.asarray(stderr, np.float32),
+                     meta=np.array([f"{k}={v}" for k, v in sorted(meta.items())]))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_targets(path: str | os.PathLike[str]) -> Targets:
+    """Targets written by ``save_targets`` (read with ``allow_pickle=False``)."""
+    with np.load(os.fspath(path), allow_pickle=False) as data:
+        meta = dict(str(x).split("=", 1) for x in data["meta"]) if "meta" in data else {}
+        return Targets(data["boards"].astype(np.int8), data["probs"].astype(np.float32),
+                       data["stderr"].astype(np.float32), meta)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bgnet.rollout label IN.npz OUT.npz [--trials N] [--ply N] [--seed S] [--model PATH]``."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m bgnet.rollout",
+                                     description="Label positions for supervised training with rollouts or n-ply evaluations.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    lab = sub.add_parser("label", help="IN.npz (an array 'boards' (N, 26) int8) -> OUT.npz (boards, probs, stderr)")
+    lab.add_argument("inp", metavar="IN.npz")
+    lab.add_argument("out", metavar="OUT.npz")
+    lab.add_argument("--trials", type=int, default=0, help="trials per position (0: evaluate at --ply instead)")
+    lab.add_argument("--ply", type=int, default=0, help="checker play in the trials, or the evaluation depth")
+    lab.add_argument("--truncate", type=int, default=None, help="truncate trials after this many plies")
+    lab.add_argument("--seed", type=int, default=0)
+    lab.add_argument("--model", default=None, help="checkpoint (default: the shipped net)")
+    args = parser.parse_args(argv)
+    try:
+        with np.load(args.inp, allow_pickle=False) as data:
+            if "boards" not in data:
+                raise RolloutError(f"{args.inp} has no array named 'boards'")
+            boards = np.asarray(data["boards"])
+        if boards.ndim != 2 or boards.shape[1] != 26:
+            raise RolloutError(f"'boards' in {args.inp} must be (N, 26), got {boards.shape}")
+        from bgnet.fastnet import load_numpy_net
+        from bgnet.resources import default_checkpoint
+
+        fn = load_numpy_net(args.model or default_checkpoint()).probs_of_boards
+        settings = RolloutSettings(trials=max(1, args.trials), ply=min(args.ply, 1) if args.trials > 0 else 0,
+                                   truncate=args.truncate)
+        b, p, se = label_positions(fn, boards, trials=args.trials, ply=args.ply, seed=args.seed, settings=settings)
+        save_targets(args.out, b, p, se, trials=args.trials, ply=args.ply, seed=args.seed,
+                     truncate=args.truncate, model=args.model or "default")
+    except (ValueError, OSError) as err:
+        print(f"python -m bgnet.rollout: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(b)} targets to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

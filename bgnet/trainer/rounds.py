@@ -1,0 +1,268 @@
+"""Training beyond TD: rounds of (self-play positions, labels from the net's own search, supervised fit, duel).
+
+    python -m bgnet.trainer.rounds --init runs/v2/last.pt --out runs/rounds [--rounds 4] [--positions 20000]
+        [--label ply1|ply2|rollout] [--epochs 3] [--lr 1e-4] [--duel-pairs 2000] [--seed 1]
+    python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
+
+Each round r starts from the current net: it plays self-play games with it
+(``exploration`` random plays keep the positions varied) and samples
+``positions`` of the positions reached, labels each with the net's own n-ply
+search (``bgnet.search.evaluate_boards``: the expectation over all 21 rolls) or
+with rollouts (``bgnet.rollout.label_positions`` when that module is present),
+fits a copy of the net to the labels (mean squared error over the five outputs,
+Adam), and plays the copy against the current net in a paired duel. The copy
+replaces the current net only when it wins that duel (points per game > 0, or
+> its 95% interval with ``--keep significant``). Every round's seeds come from
+``--seed`` and the round number, so the same command gives the same rounds.
+
+The folder holds ``state.json`` (rounds done, the current net, every duel),
+``round_NNN.pt`` (each round's fitted net) and ``current.pt`` (the net the
+next round starts from). Running the same command again continues after the
+last finished round (``--rounds`` may be raised to add rounds; the other
+settings must stay the same); labels of a round are saved (``labels_NNN.npz``) before
+fitting, so an interrupted round does not label twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from bgnet import _game_kernels as gk
+from bgnet.learner import fit
+from bgnet.model import BgNet, CheckpointError, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgnet.selfplay import SelfPlay
+
+ProbsFn = Callable[[np.ndarray], np.ndarray]
+LABELS = ("ply1", "ply2", "rollout")
+
+
+@dataclass
+class RoundsConfig:
+    """The knobs of a rounds run (stored in state.json; a resumed run must use the same)."""
+
+    rounds: int = 4
+    positions: int = 20_000
+    label: str = "ply1"
+    epochs: int = 3
+    lr: float = 1e-4
+    minibatch: int = 256
+    exploration: float = 0.05
+    batch_games: int = 256
+    duel_pairs: int = 2000
+    keep: str = "mean"
+    seed: int = 1
+    rollout_trials: int = 36
+
+
+@dataclass
+class RoundResult:
+    """One round's outcome as stored in state.json."""
+
+    round: int
+    positions: int
+    label_seconds: float
+    fit_seconds: float
+    fit_mse: float
+    duel_ppg: float
+    duel_ci95: float
+    kept: bool
+
+
+@dataclass
+class State:
+    """Progress of a rounds run."""
+
+    config: dict[str, Any]
+    init: str
+    done: list[dict[str, Any]] = field(default_factory=list)
+
+
+def round_seed(seed: int, round_no: int, stream: int) -> int:
+    """The seed of one stream (0 self-play, 1 labels, 2 fit, 3 duel) of one round."""
+    return int(np.random.SeedSequence([seed, round_no, stream]).generate_state(1)[0])
+
+
+def probs_fn_of(net: BgNet) -> ProbsFn:
+    """Boards -> probabilities of ``net`` on the CPU (its own feature version)."""
+    from bgnet.trainer.inference import make_probs_fn
+
+    return make_probs_fn(net, torch.device("cpu"))
+
+
+def collect_positions(probs_fn: ProbsFn, n: int, seed: int, batch_games: int = 256,
+                      exploration: float = 0.05) -> np.ndarray:
+    """``n`` positions (each seen from its side on roll, games not over) sampled from self-play of ``probs_fn``."""
+    play = SelfPlay(batch_games, seed=seed)
+    rng = np.random.default_rng(seed)
+    pools: list[np.ndarray] = []
+    have = 0
+    while have < 2 * n:  # play twice as many as needed, then sample: fewer positions from any one game
+        for t in play.step(probs_fn, exploration):
+            live = t.boards[gk.terminal_codes(np.ascontiguousarray(t.boards, np.int8)) == 0]
+            pools.append(live)
+            have += len(live)
+    pool = np.concatenate(pools)
+    return np.ascontiguousarray(pool[np.sort(rng.choice(len(pool), n, replace=False))], np.int8)
+
+
+def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36) -> np.ndarray:
+    """Targets (N, 5) for ``boards``: the net's 1-ply or 2-ply search, or rollouts (bgnet.rollout)."""
+    if label in ("ply1", "ply2"):
+        from bgnet.search import evaluate_boards
+
+        out = [evaluate_boards(probs_fn, boards[i:i + 2048], int(label[-1])) for i in range(0, len(boards), 2048)]
+        return np.concatenate(out).astype(np.float32)
+    if label == "rollout":
+        try:
+            from bgnet import rollout
+        except ImportError:
+            raise ValueError("label rollout needs bgnet.rollout, which this bgnet does not have") from None
+        _, probs, _ = rollout.label_positions(probs_fn, boards, trials=trials, seed=seed)
+        return np.asarray(probs, np.float32)
+    raise ValueError(f"label {label!r} is not one of {', '.join(LABELS)}")
+
+
+def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsConfig, seed: int) -> tuple[BgNet, float]:
+    """A copy of ``net`` fitted to (boards, targets); the last epoch's mean squared error."""
+    torch.manual_seed(seed)
+    cand = BgNet(net.config)
+    cand.load_state_dict(net.state_dict())
+    optimizer = torch.optim.Adam(cand.parameters(), lr=cfg.lr)
+    rng = np.random.default_rng(seed)
+    mse = float("nan")
+    for _ in range(cfg.epochs):
+        mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"))
+    return cand, mse
+
+
+def duel(a: BgNet, b: BgNet, pairs: int, seed: int) -> tuple[float, float]:
+    """(points per game for ``a``, 95% half-width) over ``pairs`` paired cubeless games at 0-ply."""
+    from bgnet.duel import NeuralScorer, paired_duel
+
+    res = paired_duel(NeuralScorer(probs_fn_of(a)), NeuralScorer(probs_fn_of(b)), pairs, seed)
+    return float(res.ppg), float(res.ci95)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=1)
+    os.replace(tmp, path)
+
+
+def _save_npz(path: Path, **arrays: np.ndarray) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "wb") as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub matches **arrays against allow_pickle
+    os.replace(tmp, path)
+
+
+def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
+               log: Callable[[str], None] = print) -> State:
+    """Run (or continue) the rounds in folder ``out`` from checkpoint ``init``; the final state."""
+    if cfg.label not in LABELS:
+        raise ValueError(f"label {cfg.label!r} is not one of {', '.join(LABELS)}")
+    if cfg.keep not in ("mean", "significant"):
+        raise ValueError("keep must be mean or significant")
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    state_path = out_dir / "state.json"
+    current_path = out_dir / "current.pt"
+    if state_path.is_file():
+        state = State(**json.loads(state_path.read_text()))
+        same = {k: v for k, v in state.config.items() if k != "rounds"} == {k: v for k, v in asdict(cfg).items() if k != "rounds"}
+        if not same or state.init != str(init):
+            raise ValueError(f"{state_path} was made with other settings or another --init; use a new --out")
+        state.config["rounds"] = cfg.rounds  # more rounds may be asked for later
+    else:
+        state = State(config=asdict(cfg), init=str(init))
+        net0 = net_from_checkpoint(read_checkpoint(init), f"checkpoint {str(init)!r}")
+        save_checkpoint(current_path, net0, rounds_source=str(init))
+        _write_json(state_path, asdict(state))
+    torch.set_num_threads(1)
+    for r in range(len(state.done) + 1, cfg.rounds + 1):
+        net = net_from_checkpoint(read_checkpoint(current_path), "the current net")
+        fn = probs_fn_of(net)
+        labels_path = out_dir / f"labels_{r:03d}.npz"
+        t0 = time.perf_counter()
+        if labels_path.is_file():
+            with np.load(labels_path, allow_pickle=False) as data:
+                boards, targets = data["boards"], data["targets"]
+        else:
+            boards = collect_positions(fn, cfg.positions, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration)
+            targets = label_positions(fn, boards, cfg.label, round_seed(cfg.seed, r, 1), cfg.rollout_trials)
+            _save_npz(labels_path, boards=boards, targets=targets)
+        t1 = time.perf_counter()
+        cand, mse = fit_copy(net, boards, targets, cfg, round_seed(cfg.seed, r, 2))
+        t2 = time.perf_counter()
+        ppg, ci = duel(cand, net, cfg.duel_pairs, round_seed(cfg.seed, r, 3))
+        kept = ppg > ci if cfg.keep == "significant" else ppg > 0
+        save_checkpoint(out_dir / f"round_{r:03d}.pt", cand, rounds_source=str(init), round=r)
+        if kept:
+            shutil.copyfile(out_dir / f"round_{r:03d}.pt", out_dir / "current.pt.tmp")
+            os.replace(out_dir / "current.pt.tmp", current_path)
+        res = RoundResult(r, len(boards), round(t1 - t0, 1), round(t2 - t1, 1), mse, ppg, ci, kept)
+        state.done.append(asdict(res))
+        _write_json(state_path, asdict(state))
+        log(f"round {r}: {len(boards)} positions labelled ({cfg.label}) in {t1 - t0:.0f} s, fit mse {mse:.5f}; "
+            f"duel vs the current net {ppg:+.3f} +- {ci:.3f} ppg over {cfg.duel_pairs} pairs: "
+            f"{'kept' if kept else 'dropped'}")
+    return state
+
+
+def widen_main(argv: list[str]) -> int:
+    """``widen SRC DST [--feature-version 2]``: SRC's net on a later feature version, the same function (bgnet.model.widen)."""
+    ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds widen", description=widen_main.__doc__)
+    ap.add_argument("src")
+    ap.add_argument("dst")
+    ap.add_argument("--feature-version", type=int, default=2)
+    args = ap.parse_args(argv)
+    from bgnet.model import widen
+
+    try:
+        net = widen(net_from_checkpoint(read_checkpoint(args.src), f"checkpoint {args.src!r}"), args.feature_version)
+    except (ValueError, CheckpointError) as exc:
+        print(f"bgnet.trainer.rounds widen: error: {exc}", file=sys.stderr)
+        return 2
+    save_checkpoint(args.dst, net, widened_from=str(args.src))
+    print(f"{args.dst}: {args.src} on features version {args.feature_version} ({net.config.num_features} inputs)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: see the module docstring."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "widen":
+        return widen_main(argv[1:])
+    d = RoundsConfig()
+    ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds", description=__doc__.splitlines()[0])
+    ap.add_argument("--init", required=True, help="checkpoint of the starting net (a TD run's last.pt or a release)")
+    ap.add_argument("--out", required=True, help="folder of the run (continued when it exists)")
+    for name, value in asdict(d).items():
+        ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    args = ap.parse_args(argv)
+    cfg = RoundsConfig(**{k: getattr(args, k) for k in asdict(d)})
+    try:
+        state = run_rounds(args.init, args.out, cfg)
+    except (ValueError, CheckpointError) as exc:
+        print(f"bgnet.trainer.rounds: error: {exc}", file=sys.stderr)
+        return 2
+    kept = sum(1 for r in state.done if r["kept"])
+    print(f"{len(state.done)} rounds done, {kept} kept; current net {Path(args.out) / 'current.pt'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""Features v2 (expert inputs): each kernel on hand-made positions whose values are worked out here."""
+
+import numpy as np
+import pytest
+
+from bgnet import encoding as E
+from bgnet.encoding import EXPERT_PER_SIDE, NUM_FEATURES_V1, NUM_FEATURES_V2, encode, num_features
+from bgnet.position import Position
+
+NAMES = ["p1", "p2", "pip_loss", "back_escapes", "containment", "containment2", "break_contact", "back_checker",
+         "back_anchor", "forward_anchor", "mobility", "moment2", "timing", "backbone", "free_pips", "enter_fail"]
+
+
+def counts(pos: Position) -> tuple[np.ndarray, np.ndarray]:
+    """(me, opponent) count arrays (26,) in each side's own numbering, as the kernels take them."""
+    b = np.array(pos.board, np.int8)
+    c, o = np.empty(26, np.int64), np.empty(26, np.int64)
+    E._side_counts(b, 0, c)
+    E._side_counts(b, 1, o)
+    return c, o
+
+
+def expert(pos: Position) -> tuple[dict[str, float], dict[str, float]]:
+    x = encode(np.array([pos.board], np.int8), version=2)[0, NUM_FEATURES_V1:]
+    return dict(zip(NAMES, x[:EXPERT_PER_SIDE])), dict(zip(NAMES, x[EXPERT_PER_SIDE:]))
+
+
+def test_widths_and_v1_prefix():
+    assert num_features(1) == NUM_FEATURES_V1 == 214 and num_features(2) == NUM_FEATURES_V2 == 214 + 2 * 16
+    with pytest.raises(ValueError, match="feature version 3"):
+        num_features(3)
+    b = np.array([Position.start().board] * 2, np.int8)
+    x1, x2 = encode(b), encode(b, version=2)
+    assert x2.shape == (2, NUM_FEATURES_V2) and np.array_equal(x2[:, :NUM_FEATURES_V1], x1)
+
+
+def test_blot_six_away_is_hit_by_17_rolls():
+    # My blot on my 13-point is his 12; his only checker in front of it is on his 18, six pips above.
+    # Direct 6s: 11 rolls; 5-1 and 4-2 (2 each), 3-3 and 2-2 (one each): 17. 1-1 moves only 4.
+    pos = Position.from_points({13: 1, 1: 14}, {18: 1, 2: 14})
+    c, o = counts(pos)
+    p1, p2, loss = E._shots(c, o)
+    assert (p1, p2) == (17, 0)
+    assert loss == 17 * 12  # hit there, my checker goes from my 13 back to 25: 12 pips lost
+    mine, _ = expert(pos)
+    assert np.isclose(mine["p1"], 17 / 36) and mine["p2"] == 0
+    assert np.isclose(mine["pip_loss"], 17 * 12 / 36 / 12)
+
+
+def test_blocked_points_cut_combination_shots():
+    # As above with my points 9 and 11 made: his 16 and 14, the stops of 4-2 (either order) and of 2-2.
+    # Left: 11 direct 6s, 5-1 (2: via his 17 or 13, both open), 3-3 (via his 15): 14.
+    pos = Position.from_points({13: 1, 9: 2, 11: 2, 1: 10}, {18: 1, 2: 14})
+    c, o = counts(pos)
+    assert E._shots(c, o)[:2] == (14, 0)
+    # Only his 15 made (my 10): 3-3 stops there, 2-2 and 4-2 go round: 16.
+    pos = Position.from_points({13: 1, 10: 2, 1: 12}, {18: 1, 2: 14})
+    assert E._shots(*counts(pos))[:2] == (16, 0)
+
+
+def test_double_shots_and_pip_loss_of_the_costliest_hit():
+    # My blots on my 20 and 19 = his 5 and 6; his checker on his 7 is 2 and 1 pips above them.
+    # At least one hit: every roll with a 1 or a 2: 36 - 16 = 20.
+    # Two hits: 2-1 (one die each, 2 rolls) and 1-1 (one step and two steps): 3. 2-2 never reaches the near one.
+    pos = Position.from_points({20: 1, 19: 1, 6: 13}, {7: 1, 1: 14})
+    c, o = counts(pos)
+    p1, p2, loss = E._shots(c, o)
+    assert (p1, p2) == (20, 3)
+    # The blot on his 6 costs 6 pips (11 rolls with a 1); the other rolls with a 2 (9 more) cost 5.
+    assert loss == 6 * 11 + 5 * 9
+    # No blots: nothing.
+    assert E._shots(*counts(Position.start())) == (0, 0, 0)
+
+
+def test_shots_from_the_bar():
+    # His checker on the bar enters on his 25 - d; my blot on my 3 = his 22 is 3 away: 11 + 2-1 (2) + 1-1 (1) = 14.
+    pos = Position.from_points({3: 1, 6: 14}, {25: 1, 1: 14})
+    assert E._shots(*counts(pos))[0] == 14
+
+
+def test_escapes_past_a_single_point():
+    # My checker on my 12; his only point in front is my 6 (his 19). Escaping means landing below 6:
+    # non-doubles summing 7+ (18 rolls; 6-1 goes via 11), 4-4 (8, 4) and 5-5 (7, 2); 1-1, 2-2, 3-3 and 6-6 stop on or
+    # before the 6-point: 20.
+    pos = Position.from_points({12: 15}, {19: 2, 12: 13})
+    c, o = counts(pos)
+    assert E._escapes(o, 12) == 20
+    mine, _ = expert(pos)
+    assert np.isclose(mine["back_escapes"], 20 / 36)
+    assert np.isclose(mine["mobility"], 15 * 20 / (15 * 36))
+    # Nothing held in front: everything escapes.
+    assert E._escapes(o, 5) == 36
+
+
+def test_a_full_prime_contains_completely():
+    # My points 4..9 (his 21..16): his checker on his 24 has no roll past them; nor from his 22, 23.
+    pos = Position.from_points({4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 13: 3}, {24: 2, 13: 13})
+    c, o = counts(pos)
+    assert E._containment(c, o) == 0
+    assert E._escapes(c, 24) == 0
+    mine, his = expert(pos)
+    assert mine["containment"] == 1.0 and mine["containment2"] == 1.0
+    assert his["back_escapes"] == 0.0
+    # Five points 4..8 only (his 21..17), spares behind him on my 1: from his 22 (my 3) the wall (his 17) is
+    # 5 away; a 6 lands on his 16 (my 9, open): 11 rolls. Every smaller first step stops on a point I hold.
+    five = Position.from_points({4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 1: 5}, {22: 1, 13: 14})
+    c, o = counts(five)
+    assert E._escapes(c, 22) == 11
+
+
+def test_structure_kernels():
+    # Me: 2 on my 24 (anchor), 3 on 18, 1 on 10, 4 on 6, 5 on 5; him: 2 on his 3 and 4 (my 22, 21), 11 off.
+    pos = Position.from_points({24: 2, 18: 3, 10: 1, 6: 4, 5: 5}, {3: 2, 4: 2})
+    c, o = counts(pos)
+    # break contact: his rearmost is my 21; only my 2 on 24 are behind it, 3 pips each
+    assert E._break_contact(c, o) == 2 * (24 - 21)
+    # his checkers on his 3 and 4 must pass my rearmost (my 24 = his 1): 2 * 2 + 2 * 3
+    assert E._break_contact(o, c) == 10
+    assert E._rear(c) == 24 and E._rear(o) == 4
+    assert E._anchors(c) == (24, 18)
+    # timing: above 6: 2*18 + 3*12 + 1*4 = 76; spares: 6-point 2*5 = 10, 5-point 3*4 = 12 -> 98
+    assert E._timing(c) == 76 + 10 + 12
+    # backbone: held 24, 18, 6, 5: pairs within 6: (18, 24), (5, 6) -> 2
+    assert E._backbone(c) == 2
+    # free pips: blot 10, spare on 18 (18), spares on 6 (2*6) and 5 (3*5): 10 + 18 + 12 + 15 = 55
+    assert E._free_pips(c) == 55
+    # moment: positions 24,24,18,18,18,10,6*4,5*5
+    pts = [24, 24, 18, 18, 18, 10] + [6] * 4 + [5] * 5
+    assert np.isclose(E._moment2(c), np.var(pts))
+    # entering: he holds his 3 and 4: 2 closed of 6
+    assert np.isclose(E._enter_fail(o), (2 / 6) ** 2)
+    assert E._enter_fail(c) == pytest.approx((2 / 6) ** 2)  # my home: 6 and 5 held
+    mine, his = expert(pos)
+    assert np.isclose(mine["back_anchor"], 24 / 24) and np.isclose(mine["forward_anchor"], (25 - 18) / 12)
+    assert np.isclose(mine["back_checker"], 24 / 25) and his["forward_anchor"] == 0.0
+    assert np.isclose(mine["break_contact"], 6 / 100) and np.isclose(his["break_contact"], 10 / 100)
+
+
+def test_swapping_sides_swaps_the_expert_blocks():
+    pos = Position.from_points({6: 4, 8: 3, 13: 4, 24: 1, 20: 1, 25: 1, 3: 1}, {6: 5, 8: 2, 13: 5, 24: 1, 21: 1, 10: 1})
+    x = encode(np.array([pos.board], np.int8), version=2)[0, NUM_FEATURES_V1:]
+    y = encode(np.array([pos.swap_sides().board], np.int8), version=2)[0, NUM_FEATURES_V1:]
+    assert np.allclose(x[:EXPERT_PER_SIDE], y[EXPERT_PER_SIDE:]) and np.allclose(x[EXPERT_PER_SIDE:], y[:EXPERT_PER_SIDE])
+
+
+def test_threaded_v2_matches_serial():
+    rng = np.random.default_rng(3)
+    from bgnet.movegen import generate_afterstates
+
+    after, _ = generate_afterstates(np.array([Position.start().board] * 8, np.int8), rng.integers(1, 7, (8, 2)))
+    big = np.repeat(after, 4096 // len(after) + 1, axis=0)
+    assert np.array_equal(encode(big, version=2), encode(big, threads=2, version=2))
+
+
+def test_v2_checkpoints_record_their_version_and_play(tmp_path, monkeypatch):
+    import torch
+
+    from bgnet.fastnet import load_numpy_net
+    from bgnet.model import BgNet, ModelConfig, NetEvaluator, load_net, save_checkpoint
+
+    monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
+    torch.manual_seed(0)
+    path = tmp_path / "v2.pt"
+    save_checkpoint(path, BgNet(ModelConfig.for_features([8], "relu", 2)))
+    net = load_net(path)
+    assert net.config.feature_version == 2 and net.config.num_features == NUM_FEATURES_V2
+    boards = np.array([Position.start().board, Position.from_points({13: 1, 1: 14}, {18: 1, 2: 14}).board], np.int8)
+    torch_probs = NetEvaluator(net).probs_of_boards(boards)
+    for _ in range(2):  # through torch, then from the weight cache
+        fast = load_numpy_net(path)
+        assert fast.feature_version == 2 and np.allclose(fast.probs_of_boards(boards), torch_probs, atol=1e-5)
+    # the shipped net is version 1 and still plays through both paths
+    from bgnet.agents import DEFAULT_CHECKPOINT
+
+    v1 = load_net(DEFAULT_CHECKPOINT)
+    assert v1.config.feature_version == 1
+    assert np.allclose(load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards(boards), NetEvaluator(v1).probs_of_boards(boards), atol=1e-5)
+    # a checkpoint whose width does not fit its version is refused with one sentence
+    ckpt = torch.load(path, weights_only=True)
+    ckpt["model_config"]["num_features"] = NUM_FEATURES_V1
+    torch.save(ckpt, path)
+    from bgnet.model import CheckpointError
+
+    with pytest.raises(CheckpointError, match="features version 2"):
+        load_net(path)
+
+
+def test_position_kinds():
+    from bgnet.encoding import position_kinds
+
+    race = Position.from_points({6: 5, 5: 5}, {6: 5, 3: 5})
+    # contact, and I have 10 checkers off: crashed
+    crashed = Position.from_points({24: 2, 6: 3}, {6: 5, 8: 5, 13: 5})
+    # contact, 9 of his on his 1- and 2-points: crashed for him
+    crashed2 = Position.from_points({22: 2, 13: 5, 8: 4, 6: 4}, {1: 5, 2: 4, 13: 3, 20: 3})
+    boards = np.array([Position.start().board, race.board, crashed.board, crashed2.board], np.int8)
+    assert position_kinds(boards).tolist() == [0, 2, 1, 1]
+
+
+def test_netset_picks_the_net_of_each_kind(tmp_path):
+    import torch
+
+    from bgnet.model import BgNet, ModelConfig, NetEvaluator, load_net, load_netset, save_netset, NetSet
+
+    torch.manual_seed(1)
+    contact, race = BgNet(ModelConfig.for_features([8], "relu", 2)), BgNet(ModelConfig.for_features([4], "relu", 1))
+    ns = NetSet({"contact": contact, "race": race}, bearoff=False)
+    # a race that is not a pure bear-off (his checkers outside his home), and contact positions
+    race_pos = Position.from_points({6: 5, 9: 5}, {6: 5, 10: 5})
+    boards = np.array([Position.start().board, race_pos.board, Position.from_points({24: 2, 6: 3}, {6: 15}).board], np.int8)
+    got = ns.probs_of_boards(boards)
+    assert np.allclose(got[[0, 2]], NetEvaluator(contact).probs_of_boards(boards[[0, 2]]), atol=1e-6)
+    assert np.allclose(got[1], NetEvaluator(race).probs_of_boards(boards[1:2])[0], atol=1e-6)
+    path = tmp_path / "set.pt"
+    save_netset(path, ns)
+    back = load_netset(path)
+    assert set(back.nets) == {"contact", "race"} and not back.bearoff
+    assert np.allclose(back.probs_of_boards(boards), got, atol=1e-6)
+    assert load_net(path).config.hidden == (8,)  # single-net readers get the contact net
+    with pytest.raises(ValueError, match="contact net"):
+        NetSet({"race": race})

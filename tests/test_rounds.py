@@ -1,0 +1,59 @@
+"""The rounds pipeline: positions, 1-ply labels, fit, duel; resumable and reproducible from a seed."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from bgnet import _game_kernels as gk
+from bgnet.model import BgNet, ModelConfig, load_net, save_checkpoint
+from bgnet.search import evaluate_boards
+from bgnet.trainer.rounds import RoundsConfig, collect_positions, label_positions, main, probs_fn_of, run_rounds
+
+SMALL = dict(rounds=2, positions=200, epochs=1, duel_pairs=20, batch_games=16, seed=3)
+
+
+@pytest.fixture()
+def init(tmp_path):
+    torch.manual_seed(0)
+    path = tmp_path / "init.pt"
+    save_checkpoint(path, BgNet(ModelConfig.for_features([16], "relu", 2)))
+    return path
+
+
+def test_positions_are_live_and_labels_are_the_1ply_search(init):
+    fn = probs_fn_of(load_net(init))
+    boards = collect_positions(fn, 100, seed=5, batch_games=16)
+    assert boards.shape == (100, 26) and (gk.terminal_codes(boards) == 0).all()
+    assert np.array_equal(boards, collect_positions(fn, 100, seed=5, batch_games=16))
+    y = label_positions(fn, boards, "ply1", seed=0)
+    assert y.shape == (100, 5) and np.allclose(y, evaluate_boards(fn, boards, 1), atol=1e-6)
+    # the 1-ply label is not the net's own 0-ply value (else the fit would learn nothing)
+    assert np.abs(y - fn(boards)).max() > 1e-3
+    with pytest.raises(ValueError, match="not one of"):
+        label_positions(fn, boards, "ply9", seed=0)
+
+
+def test_rounds_resume_and_reproduce(init, tmp_path):
+    cfg = RoundsConfig(**SMALL)
+    full = run_rounds(str(init), tmp_path / "a", cfg, log=lambda s: None)
+    assert [r["round"] for r in full.done] == [1, 2]
+    # the same seed from nothing in two sittings (one round, then one more): the same duels and final net
+    out_b = tmp_path / "b"
+    run_rounds(str(init), out_b, RoundsConfig(**{**SMALL, "rounds": 1}), log=lambda s: None)
+    again = run_rounds(str(init), out_b, cfg, log=lambda s: None)
+    assert [r["duel_ppg"] for r in again.done] == [r["duel_ppg"] for r in full.done]
+    a, b = load_net(tmp_path / "a" / "round_002.pt"), load_net(out_b / "round_002.pt")
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    assert load_net(tmp_path / "a" / "round_001.pt").config.feature_version == 2
+
+
+def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
+    out = tmp_path / "r"
+    args = ["--init", str(init), "--out", str(out), "--rounds", "1", "--positions", "100", "--epochs", "1",
+            "--duel-pairs", "10", "--batch-games", "16"]
+    assert main(args) == 0
+    assert main(args[:-2] + ["--batch-games", "8"]) == 2
+    assert "other settings" in capsys.readouterr().err
+    assert main(["--init", str(tmp_path / "nope.pt"), "--out", str(tmp_path / "x")]) == 2
