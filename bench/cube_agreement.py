@@ -260,6 +260,8 @@ class Tally:
     take_decisions: int = 0
     take_agree: int = 0
     lost: float = 0.0
+    near_ties: int = 0
+    """Double/no double disagreements where gnubg's own margin between the two is under 0.01."""
 
     def add(self, ours_double: bool, ours_response: str | None, rec: dict[str, Any]) -> None:
         """Score one position: bgnet's calls against gnubg's, loss in gnubg's cubeful equities."""
@@ -268,6 +270,8 @@ class Tally:
         self.double_agree += ours_double == g_double
         if g_response is None:  # no cube access for gnubg: bgnet must not double either
             return
+        if ours_double != g_double and abs(min(rec["dt"], rec["dp"]) - rec["nd"]) < NEAR_TIE:
+            self.near_ties += 1
         self.take_decisions += 1
         response = ours_response or "take"
         self.take_agree += response == g_response
@@ -282,9 +286,14 @@ class Tally:
         n = max(1, self.positions)
         return {"positions": self.positions,
                 "double_agreement_pct": round(100.0 * self.double_agree / n, 1),
-                "take_agreement_pct": round(100.0 * self.take_agree / max(1, self.take_decisions), 1),
-                "memg_lost_per_decision": round(1000.0 * self.lost / n, 2)}
+                "take_agreement_pct": (round(100.0 * self.take_agree / self.take_decisions, 1)
+                                       if self.take_decisions else None),
+                "memg_lost_per_decision": round(1000.0 * self.lost / n, 2),
+                "double_disagreements": self.positions - self.double_agree, "near_ties": self.near_ties}
 
+
+NEAR_TIE = 0.01
+"""gnubg's own margin (normalised equity) under which a double/no double call is a near-tie."""
 
 Decider = Callable[[dict[str, Any]], tuple[bool, str | None]]
 
@@ -330,11 +339,12 @@ def score(records: Iterable[dict[str, Any]], decide: Decider) -> dict[str, Any]:
 def _print(title: str, figures: dict[str, Any]) -> None:
     """A small table of figures."""
     print(title)
-    print(f"  {'context':<28}{'n':>5}{'D/ND %':>9}{'T/P %':>8}{'mEMG':>8}")
+    print(f"  {'context':<28}{'n':>5}{'D/ND %':>9}{'T/P %':>8}{'mEMG':>8}{'D/ND miss':>11}{'near-tie':>10}")
     rows = list(figures["contexts"].items()) + [("all", figures["all"])]
     for name, f in rows:
-        print(f"  {name:<28}{f['positions']:>5}{f['double_agreement_pct']:>9.1f}{f['take_agreement_pct']:>8.1f}"
-              f"{f['memg_lost_per_decision']:>8.2f}")
+        take = "-" if f["take_agreement_pct"] is None else f"{f['take_agreement_pct']:.1f}"
+        print(f"  {name:<28}{f['positions']:>5}{f['double_agreement_pct']:>9.1f}{take:>8}"
+              f"{f['memg_lost_per_decision']:>8.2f}{f['double_disagreements']:>11}{f['near_ties']:>10}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -344,9 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-context", type=int, default=50, metavar="N", help="positions per context with --refresh")
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--pipeline", action="store_true", help="also score the shipped net at 1-ply through cube_decision")
+    p.add_argument("--cache", type=Path, default=CACHE, help="the gnubg answers file (default: the test's cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
-    if args.refresh or not CACHE.exists():
+    if args.refresh or not args.cache.exists():
         try:
             import gnubg  # noqa: F401
         except ImportError:
@@ -355,8 +366,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         records = build_cache(args.per_context, args.seed, progress=not args.json)
         write_cache(records, {"seed": args.seed, "per_context": args.per_context, "plies": 2, "min_win": 0.55, "max_win": 0.95,
-                              "gnubg_seconds": round(time.perf_counter() - t0, 1)})
-    meta, records = load_cache()
+                              "gnubg_seconds": round(time.perf_counter() - t0, 1)}, args.cache)
+    meta, records = load_cache(args.cache)
     t0 = time.perf_counter()
     out: dict[str, Any] = {"meta": meta, "model": score(records, model_decider)}
     out["model_ms_per_decision"] = round(1000.0 * (time.perf_counter() - t0) / max(1, len(records)), 3)

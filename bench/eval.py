@@ -7,6 +7,7 @@ process): the vectorised engine for cubeless money, the game-loop engine with
     python bench/eval.py                    # a line of text
     python bench/eval.py --json             # one JSON object
     python bench/eval.py --games 4000 --cubeful --model checkpoints/bgnet.pt
+    python bench/eval.py --decisions        # microseconds per bgnet.cube.cube_decision call
 """
 
 from __future__ import annotations
@@ -31,8 +32,12 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cubeful", action="store_true", help="cubeful money through the game-loop engine")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--decisions", action="store_true",
+                   help="time cube_decision alone: 1,200 calls over six money and match states (process time)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args()
+    if args.decisions:
+        return time_decisions(args.seed, args.json)
     if args.games < 2 or args.workers < 1:
         p.error("--games must be at least 2 and --workers at least 1")
 
@@ -62,6 +67,34 @@ def main() -> int:
         print(f"{out['games']} games ({out['engine']}, {'cubeful' if args.cubeful else 'cubeless'} money, "
               f"{args.workers} worker(s)) in {out['seconds']} s: {out['games_per_s']} games/s; "
               f"A {res.ppg:+.3f} +- {res.ci95:.3f} ppg")
+    return 0
+
+
+def time_decisions(seed: int, as_json: bool) -> int:
+    """Microseconds per cube_decision call over seeded random probabilities and six states."""
+    import numpy as np
+
+    from bgnet.cube import cube_decision
+    from bgnet.match import MatchState
+    from bgnet.position import Position
+
+    rng = np.random.default_rng(seed)
+    states = [MatchState(), MatchState(cube_value=2, cube_owner="me"), MatchState(jacoby=True, beavers=True),
+              MatchState(5, 0, 0), MatchState(5, 3, 1), MatchState(7, 2, 4, 2, "me")]
+    rows = []
+    for _ in range(200):
+        p = float(rng.uniform(0.3, 0.95))
+        wg, lg = p * float(rng.uniform(0, 0.4)), (1 - p) * float(rng.uniform(0, 0.3))
+        rows.append([p, wg, 0.05 * wg, lg, 0.05 * lg])
+    pos = Position.start()
+    for s in states:
+        cube_decision(rows[0], s, pos)
+    t0 = time.process_time()
+    for probs in rows:
+        for s in states:
+            cube_decision(probs, s, pos)
+    us = 1e6 * (time.process_time() - t0) / (len(rows) * len(states))
+    print(json.dumps({"cube_decision_us": round(us, 1)}) if as_json else f"cube_decision: {us:.1f} us a call")
     return 0
 
 

@@ -7,7 +7,9 @@ requests one after another over its own keep-alive connection (a seeded mix of
 compared with the single-threaded CLI's (``bgnet hint ... --json``, run in this
 process before the server starts, with one OpenBLAS thread as in the server):
 any difference, down to the last bit of a float, is a wrong answer. Then a few
-2-ply hints, one at a time. The server is stopped at the end.
+2-ply hints, one at a time, and the same number sent at once (the server runs
+one deep search at a time and refuses the rest with 429 rather than queueing
+them). The server is stopped at the end.
 
     python bench/serve.py                      # 50 clients x 40 requests, half 0-ply, half 1-ply
     python bench/serve.py --json               # one JSON object
@@ -180,6 +182,12 @@ def main() -> None:
         wall = asyncio.run(run_all())
         deep: list[dict[str, Any]] = []
         asyncio.run(client(port, [deep_key] * args.deep, deep))
+        burst: list[dict[str, Any]] = []  # deep requests at once: one runs, the others are refused at once (429)
+
+        async def run_burst() -> None:
+            await asyncio.gather(*(client(port, [deep_key], burst) for _ in range(args.deep)))
+
+        asyncio.run(run_burst())
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
@@ -197,6 +205,9 @@ def main() -> None:
         "ply1_ms": percentiles([r["ms"] for r in results if r["ply"] == 1 and r["ok"]]),
         "all_ms": percentiles([r["ms"] for r in results if r["ok"]]),
         "ply2_ms": percentiles([r["ms"] for r in deep if r["ok"]]),
+        "ply2_burst": {"n": len(burst), "answered": sum(r["ok"] for r in burst),
+                       "refused_429": sum(r["body"].startswith(b'{"error"') and "busy" in r["body"].decode() for r in burst),
+                       "max_ms": round(max((r["ms"] for r in burst), default=0.0), 1)},
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}",
     }
     if args.json:
@@ -211,6 +222,9 @@ def main() -> None:
         if p:
             print(f"  {key:8s} n={p['n']:5d}  p50 {p['p50']:8.1f}  p95 {p['p95']:8.1f}  p99 {p['p99']:8.1f}  "
                   f"max {p['max']:8.1f} ms")
+    b = report["ply2_burst"]
+    print(f"  {b['n']} 2-ply hints at once: {b['answered']} answered, {b['refused_429']} refused with 429, "
+          f"slowest {b['max_ms']:.0f} ms")
     print(f"({report['machine']}; median 2-ply {statistics.median([r['ms'] for r in deep]) if deep else 0:.0f} ms)")
 
 

@@ -46,7 +46,18 @@ if TYPE_CHECKING:
     from bgnet.match import InvalidMatchStateError, MatchState
     from bgnet.met import InvalidMETError
     from bgnet.protocols import Agent, Evaluator
+    from bgnet.backends import BackendError
+    from bgnet.bearoff import BearoffError
+    from bgnet.cli import CliError
+    from bgnet.evaluation.cli import EvalUsageError
+    from bgnet.evaluation.curve import CurveError
+    from bgnet.matchfile import MatchFileError
+    from bgnet.model import CheckpointError
+    from bgnet.rollout import RolloutError
+    from bgnet.pubeval import PubevalInputError
     from bgnet.search import SearchError
+    from bgnet.serve.engine import ApiError
+    from bgnet.trainer.config import ConfigError
 
 _LAZY = {
     "load_agent": "bgnet.agents", "BaseAgent": "bgnet.agents", "AgentSpecError": "bgnet.agents",
@@ -58,13 +69,18 @@ _LAZY = {
     "GameRuleError": "bgnet.game",
     "MoveHints": "bgnet.hint", "MoveHint": "bgnet.hint", "CubeHint": "bgnet.hint", "HintError": "bgnet.hint",
     "SearchError": "bgnet.search",
+    "CheckpointError": "bgnet.model", "PubevalInputError": "bgnet.pubeval", "BearoffError": "bgnet.bearoff",
+    "BackendError": "bgnet.backends", "ConfigError": "bgnet.trainer.config", "CliError": "bgnet.cli",
+    "EvalUsageError": "bgnet.evaluation.cli", "CurveError": "bgnet.evaluation.curve", "ApiError": "bgnet.serve.engine",
+    "MatchFileError": "bgnet.matchfile", "RolloutError": "bgnet.rollout",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
 
 ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMoveError", "InvalidDiceError",
                  "InvalidMoveError", "InvalidPositionError", "AgentSpecError", "NoProbabilitiesError",
                  "InvalidMatchStateError", "InvalidProbsError", "InvalidMETError", "GameRuleError", "HintError",
-                 "SearchError")
+                 "SearchError", "CheckpointError", "PubevalInputError", "BearoffError", "BackendError", "ConfigError",
+                 "CliError", "EvalUsageError", "CurveError", "ApiError", "MatchFileError", "RolloutError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [

@@ -14,7 +14,7 @@ does differently:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -201,7 +201,7 @@ class RandomAgent(BaseAgent):
 class _GnubgEvaluator:
     """GNU Backgammon's probabilities through ``gnubg_nn`` (exact for finished games)."""
 
-    def __init__(self, gnubg: object, ply: int) -> None:
+    def __init__(self, gnubg: Any, ply: int) -> None:
         self.gnubg = gnubg
         self.ply = ply
 
@@ -214,7 +214,7 @@ class _GnubgEvaluator:
         for i, row in enumerate(boards):
             if codes[i] == 0:
                 nr, r = Position._trusted(tuple(int(x) for x in row)).boards()
-                out[i] = self.gnubg.probabilities([list(nr), list(r)], self.ply)  # type: ignore[attr-defined]
+                out[i] = self.gnubg.probabilities([list(nr), list(r)], self.ply)
         gk.apply_terminal(codes, out)
         return out
 

@@ -41,9 +41,9 @@ MARKS: tuple[tuple[float, str], ...] = ((0.16, "very bad"), (0.08, "bad"), (0.04
 """Loss thresholds (EMG) of GNU Backgammon's marks, worst first."""
 CLOSE_CUBE = 0.16
 """A cube decision is close when doubling costs less than this (gnubg)."""
-_SCREEN = 0.30
-"""Cube positions where the 0-ply double is worse than no double by more than this (and the player did not
-double) are not searched deeper: their loss is zero and they are not close."""
+_SCREEN = CLOSE_CUBE + 0.08
+"""Cube positions where, searched one ply less, doubling is worse than not by more than this (and the player
+did not double) are not searched to the full ply: their loss is zero and they are not close."""
 
 
 def mark_of(loss: float) -> str:
@@ -328,7 +328,14 @@ def analyse_game(fn: ProbsFn, replayed: ReplayedGame, ply: int = 2,
         items = cube_items + responses
         states = [b.match_state() for _, b, _ in items]
         pos_list = [b.position for _, b, _ in items]
-        shallow = evaluate_boards(fn, np.array([p.board for p in pos_list], np.int8), 0)
+        shallow = np.zeros((len(items), 5))
+        by_state: dict[Any, list[int]] = {}
+        for r, s in enumerate(states):
+            by_state.setdefault((s.score_me, s.score_opp, s.cube_value, s.cube_owner, s.crawford), []).append(r)
+        for _k, rows in by_state.items():
+            mover, opp = _util_pair(states[rows[0]])
+            shallow[rows] = evaluate_boards(fn, np.array([pos_list[r].board for r in rows], np.int8),
+                                            max(0, ply - 1), mover, opp)
         deep_rows = []
         for r, ((_i, _b, did), s, p) in enumerate(zip(items, states, pos_list)):
             cd = cube_decision(Probs(*shallow[r]), s, p)
@@ -371,8 +378,9 @@ def analyse_game(fn: ProbsFn, replayed: ReplayedGame, ply: int = 2,
                 chosen = -dt if took else -dp
             decisions[(i, 0)] = Decision(
                 game=number, move_number=st.action.number, player=st.action.player, kind=kind,
-                position_id=p.position_id(), dice=None, played=played, best=best_word, loss=loss,
-                mark=mark_of(loss) if close else "", unforced=close, equity=chosen, alternatives=alts)
+                position_id=p.position_id(), dice=None, played=played, best=best_word, loss=float(loss),
+                mark=mark_of(loss) if close else "", unforced=bool(close), equity=float(chosen),
+                alternatives=tuple((c, float(e)) for c, e in alts))
     # A "no double" decision comes before its roll: order by step, the cube first.
     ordered = [decisions[k] for k in sorted(decisions)]
     return ordered, curve

@@ -219,6 +219,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     ray = import_ray()
     if ray.is_initialized():
         return False
+    if address:
+        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
@@ -227,6 +229,19 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     except ConnectionError as exc:
         raise BackendError(f"cannot reach a Ray cluster at {address!r} ({exc})") from None
     return True
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail at once, in one sentence, when a ``host:port`` address has nothing listening (Ray itself keeps retrying)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return  # "auto", "ray://...": left to Ray
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise BackendError(f"cannot reach a Ray cluster at {address!r} ({exc.strerror or exc})") from None
 
 
 def _ray_call(fn: Callable[[Any, Any, int], Any], shared: Any, chunk: Any, seed: int) -> Any:

@@ -524,7 +524,7 @@ def _frozen(arr: np.ndarray, dtype: type = np.float64) -> np.ndarray:
     return out
 
 
-_POSITIONS = _frozen(np.zeros((0, 6)))  # replaced on first use by positions_table()
+_POSITIONS: np.ndarray | None = None  # made on first use by positions_table(), then read-only
 _POS_LOCK = threading.Lock()
 
 
@@ -532,7 +532,7 @@ def positions_table() -> np.ndarray:
     """Every one-sided position (N_POSITIONS, 6) int8, row ``i`` the checker counts on points 1..6 of index ``i``."""
     global _POSITIONS
     with _POS_LOCK:
-        if len(_POSITIONS) == 0:
+        if _POSITIONS is None:
             table = _enumerate_positions(_BINOM)
             table.flags.writeable = False
             _POSITIONS = table

@@ -15,7 +15,10 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
 
+from bgnet.errors import BgnetError
 from bgnet.serve.cli import add_serve_arguments, run_serve  # stdlib-only module: the web stack loads in run_serve
+from bgnet.analyze_cli import add_analyze_arguments, run_analyze  # stdlib-only: the analysis loads in run_analyze
+from bgnet.rollout_cli import add_rollout_arguments, run_rollout  # stdlib-only: the rollout loads in run_rollout
 
 if TYPE_CHECKING:  # heavy or unused at run time: imported inside the subcommands
     import numpy as np
@@ -29,7 +32,7 @@ PROG = "bgnet"
 EXIT_USAGE = 2
 
 
-class CliError(ValueError):
+class CliError(BgnetError):
     """A command-line problem reported as one line and exit status 2."""
 
 
@@ -100,10 +103,43 @@ def _plays(n: int, empty: bool) -> str:
 
 def _add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """``--ply`` and ``--model``."""
-    parser.add_argument("--ply", type=int, default=0, metavar="N",
-                        help="search depth: 0 (the net alone), 1 or 2 plies (default 0)")
+    parser.add_argument("--ply", type=int, default=2, metavar="N",
+                        help="search depth: 0 (the net alone, fastest), 1 or 2 plies (default 2, about a second)")
     parser.add_argument("--model", metavar="PATH", default=None,
                         help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
+
+
+def _add_money_rule_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--jacoby/--no-jacoby`` and ``--beavers/--no-beavers`` for money positions (defaults as gnubg: both on)."""
+    parser.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=None,
+                        help="money play: gammons count single until the cube is turned (default: on, or as the ID says)")
+    parser.add_argument("--beavers", action=argparse.BooleanOptionalAction, default=None,
+                        help="money play: a doubled player may beaver (default: allowed, or as an XGID says)")
+
+
+def _with_money_rules(args: argparse.Namespace, state: MatchState | None, from_xgid: bool) -> MatchState:
+    """The money rules of the hint: gnubg's defaults (Jacoby on, beavers allowed), the ID's, or the flags'."""
+    from dataclasses import replace
+
+    from bgnet.match import MatchState
+
+    if state is not None and not state.is_money:
+        if args.jacoby is not None or args.beavers is not None:
+            raise CliError("--jacoby and --beavers apply only to money play, not to a match score")
+        return state
+    if state is None:
+        state = MatchState(jacoby=True, beavers=True)
+    elif not from_xgid:  # a Match ID carries the Jacoby rule but not beavers
+        state = replace(state, beavers=True)
+    jacoby = state.jacoby if args.jacoby is None else args.jacoby
+    beavers = state.beavers if args.beavers is None else args.beavers
+    return replace(state, jacoby=jacoby, beavers=beavers, raccoons=state.raccoons and beavers)
+
+
+def _is_xgid_source(args: argparse.Namespace) -> bool:
+    """Whether the score and cube come from an XGID (which records the beaver rule) rather than a Match ID."""
+    text = args.position.strip()
+    return bool(args.xgid) or text.upper().startswith("XGID=") or text.count(":") >= 9
 
 
 def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
@@ -177,6 +213,7 @@ def add_hint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dice", metavar="DICE", nargs="?", default=None,
                         help="the roll, e.g. 31 or 3-1; without it (and no dice in an XGID) the cube hint")
     _add_match_arguments(parser)
+    _add_money_rule_arguments(parser)
     _add_engine_arguments(parser)
     parser.add_argument("--top", type=int, default=None, metavar="N", help="show only the best N plays")
     parser.add_argument("--cubeful", action="store_true",
@@ -186,22 +223,33 @@ def add_hint_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_hint(args: argparse.Namespace) -> int:
     """Print the plays of the dice ranked by equity, or without dice the cube decision."""
+    _check_hint_arguments(args)
+    pos, hint = hint_of(args, _load_probs_fn(args.model))
+    _print_hint(pos, hint, args.json)
+    return 0
+
+
+def _check_hint_arguments(args: argparse.Namespace) -> None:
+    """``--ply`` and ``--top`` of ``bgnet hint`` (checked before the model is loaded)."""
+    _check_ply(args.ply)
+    if args.top is not None and args.top < 1:
+        raise CliError(f"--top must be at least 1, got {args.top}")
+
+
+def hint_of(args: argparse.Namespace, probs_fn: Callable[[np.ndarray], np.ndarray]) -> tuple[Position, MoveHints | CubeHint]:
+    """The position and what ``bgnet hint`` answers for ``args`` with the net ``probs_fn`` (also ``bgnet serve``'s)."""
     from bgnet.hint import cube_hint, move_hint
     from bgnet.movegen import parse_dice
 
+    _check_hint_arguments(args)
     pos, state, id_dice = _position_and_state(args)
     dice = parse_dice(args.dice) if args.dice is not None else id_dice
-    ply = _check_ply(args.ply)
-    if args.top is not None and args.top < 1:
-        raise CliError(f"--top must be at least 1, got {args.top}")
-    probs_fn = _load_probs_fn(args.model)
-    hint: MoveHints | CubeHint
+    ply = args.ply
     if dice is None:
-        hint = cube_hint(probs_fn, pos, state, ply=ply)
-    else:
-        hint = move_hint(probs_fn, pos, dice, ply=ply, state=state, top=args.top, cubeful=args.cubeful)
-    _print_hint(pos, hint, args.json)
-    return 0
+        return pos, cube_hint(probs_fn, pos, _with_money_rules(args, state, _is_xgid_source(args)), ply=ply)
+    if args.cubeful or args.jacoby is not None or args.beavers is not None:
+        state = _with_money_rules(args, state, _is_xgid_source(args))
+    return pos, move_hint(probs_fn, pos, dice, ply=ply, state=state, top=args.top, cubeful=args.cubeful)
 
 
 # -- bgnet cube -------------------------------------------------------------------
@@ -212,18 +260,27 @@ def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", metavar="POSITION",
                         help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
     _add_match_arguments(parser)
+    _add_money_rule_arguments(parser)
     _add_engine_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
 def run_cube(args: argparse.Namespace) -> int:
     """Print the cube decision of the side on roll with its equities and take point."""
+    pos, state, _dice = _position_and_state(args)
+    state = _with_money_rules(args, state, _is_xgid_source(args))
+    _check_ply(args.ply)
+    _print_hint(pos, cube_of(args, _load_probs_fn(args.model)), args.json)
+    return 0
+
+
+def cube_of(args: argparse.Namespace, probs_fn: Callable[[np.ndarray], np.ndarray]) -> CubeHint:
+    """What ``bgnet cube`` answers for ``args`` with the net ``probs_fn`` (also ``bgnet serve``'s ``/api/cube``)."""
     from bgnet.hint import cube_hint
 
     pos, state, _dice = _position_and_state(args)
-    ply = _check_ply(args.ply)
-    _print_hint(pos, cube_hint(_load_probs_fn(args.model), pos, state, ply=ply), args.json)
-    return 0
+    state = _with_money_rules(args, state, _is_xgid_source(args))
+    return cube_hint(probs_fn, pos, state, ply=_check_ply(args.ply))
 
 
 # -- bgnet play -------------------------------------------------------------------
@@ -237,6 +294,14 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
                         help="match length in points (default 0: a single money game)")
     parser.add_argument("--ply", type=int, default=0, metavar="N", help="the bot's search depth (default 0)")
     parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed for the dice (default: random)")
+    parser.add_argument("--save", metavar="FILE", default=None,
+                        help="write the games to FILE (.mat, or .sgf by the suffix) for GNU Backgammon, XG or bgnet analyze")
+    parser.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=False,
+                        help="money game: gammons count single until the cube is turned (default: off)")
+    parser.add_argument("--beavers", action="store_true", help="money game: a doubled player may beaver")
+    parser.add_argument("--raccoons", action="store_true", help="money game: a beavered doubler may raccoon (needs --beavers)")
+    parser.add_argument("--holland", action="store_true",
+                        help="match: post-Crawford the trailer may not double until both sides have rolled twice")
 
 
 def run_play(args: argparse.Namespace) -> int:
@@ -247,9 +312,13 @@ def run_play(args: argparse.Namespace) -> int:
     from bgnet.agents import DEFAULT_CHECKPOINT, NeuralAgent
     from bgnet.play import play_session
 
+    from bgnet.game import Rules
+
+    rules = Rules(match_length=args.length, jacoby=args.jacoby, beavers=args.beavers, raccoons=args.raccoons,
+                  holland=args.holland)
     bot = NeuralAgent(args.model or DEFAULT_CHECKPOINT, ply)
     return play_session(bot, length=args.length, seed=args.seed, inp=sys.stdin, out=sys.stdout,
-                        probs_fn=bot.probs_fn, ply=ply)
+                        probs_fn=bot.probs_fn, ply=ply, rules=rules, save=args.save)
 
 
 # -- the table of subcommands -------------------------------------------------------
@@ -271,6 +340,8 @@ SUBCOMMANDS: list[Subcommand] = [
     Subcommand("cube", "the cube decision for the side on roll", add_cube_arguments, run_cube),
     Subcommand("play", "play a game or match against the bot in the terminal", add_play_arguments, run_play),
     Subcommand("serve", "serve the board page and a JSON API (localhost by default)", add_serve_arguments, run_serve),
+    Subcommand("analyze", "rate every play and cube action of a .mat or .sgf match file", add_analyze_arguments, run_analyze),
+    Subcommand("rollout", "roll out the plays of a roll, or the cube decision, with variance reduction", add_rollout_arguments, run_rollout),
 ]
 
 

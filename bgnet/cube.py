@@ -14,10 +14,11 @@ cubes at the score come out of the same ladder. docs/CUBE.md derives each rule.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Literal, Sequence
 
+from bgnet.errors import BgnetError
 from bgnet.match import MatchState
 from bgnet.met import Ladder, MatchEquityTable, build_ladder, default_met, polyline_value
 from bgnet.position import Position
@@ -35,7 +36,7 @@ Response = Literal["take", "pass", "beaver"]
 PositionKind = Literal["contact", "race", "bear-off"]
 
 
-class InvalidProbsError(ValueError):
+class InvalidProbsError(BgnetError):
     """Probabilities that are not five consistent chances."""
 
 
@@ -106,17 +107,16 @@ class CubeDecision:
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict of every field (probabilities and state as nested dicts)."""
         d = asdict(self)
-        d["probs"] = dict(zip(("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"),
-                              self.probs.as_list()))
+        d["probs"] = self.probs.to_dict()
         d["rules"] = rules_text(self.state)
         return d
 
     def format(self) -> str:
         """Text in the style of GNU Backgammon's cube analysis, headed by the rules it assumed."""
         p = self.probs
-        lines = [f"Cube analysis ({self.state})", f"Rules assumed: {rules_text(self.state)}",
-                 f"  {p.win:.3f} {p.win_gammon:.3f} {p.win_backgammon:.3f} - "
-                 f"{p.lose:.3f} {p.lose_gammon:.3f} {p.lose_backgammon:.3f}"]
+        where = replace(self.state, jacoby=False, beavers=False, raccoons=False) if self.state.is_money else self.state
+        lines = [f"Cube analysis ({where})", f"Rules assumed: {rules_text(self.state)}",
+                 f"  {p.line()}"]
         if self.state.is_money:
             lines.append(f"Cubeless equity: {self.cubeless_equity:+.3f}")
         else:
@@ -315,12 +315,14 @@ def outcome_values(state: MatchState, met: MatchEquityTable | None = None) -> Ou
 
 def _cubeful(ladder: Ladder, level: int, mine: bool, theirs: bool, x: float, p: float) -> float:
     """x * live + (1 - x) * dead at ``level`` for winning chance ``p``."""
-    if theirs and not mine and level + 1 < len(ladder.win) and _free_redouble(ladder, level):
-        # The opponent's redouble costs him nothing (my wins already take the match), so he
-        # makes it at once: the game is played on the next level with a cube nobody can use.
-        return _cubeful(ladder, level + 1, False, False, x, p)
     dead = p * ladder.win[level] + (1.0 - p) * ladder.lose[level]
-    return x * polyline_value(ladder.knots(level, mine, theirs), p) + (1.0 - x) * dead
+    keep = x * polyline_value(ladder.knots(level, mine, theirs), p) + (1.0 - x) * dead
+    if theirs and not mine and level + 1 < len(ladder.win) and _free_redouble(ladder, level):
+        # The opponent's redouble costs him nothing (my wins already take the match): he makes
+        # it at once when that is worse for me than playing on, and I take or pass it.
+        redoubled = max(_cubeful(ladder, level + 1, False, False, x, p), ladder.drop[level])
+        return min(keep, redoubled)
+    return keep
 
 
 def _free_redouble(ladder: Ladder, level: int) -> bool:
@@ -335,11 +337,22 @@ def _free_redouble(ladder: Ladder, level: int) -> bool:
 
 def _take_point(ladder: Ladder, theirs: bool, x: float, cash: float) -> float:
     """The opponent's take point: 1 - the p where my double/take value (cubeful, level 1) reaches the cash."""
-    level = 1
-    if theirs and level + 1 < len(ladder.win) and _free_redouble(ladder, level):
-        level, theirs = 2, False
-    knots = ladder.knots(level, False, theirs)
-    w, l = ladder.win[level], ladder.lose[level]
+    if theirs and len(ladder.win) > 2 and _free_redouble(ladder, 1):
+        # Two regimes (his immediate redouble above his cash point): bisect the rising value.
+        if _cubeful(ladder, 1, False, True, x, 1.0) <= cash:
+            return 0.0
+        if _cubeful(ladder, 1, False, True, x, 0.0) >= cash:
+            return 1.0
+        lo, hi = 0.0, 1.0
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            if _cubeful(ladder, 1, False, True, x, mid) < cash:
+                lo = mid
+            else:
+                hi = mid
+        return 1.0 - 0.5 * (lo + hi)
+    knots = ladder.knots(1, False, theirs)
+    w, l = ladder.win[1], ladder.lose[1]
     pts = [(q, x * v + (1.0 - x) * (q * w + (1.0 - q) * l)) for q, v in knots]
     if pts[-1][1] <= cash:
         return 0.0

@@ -24,7 +24,8 @@ import numpy as np
 
 from bgnet import _game_kernels as gk
 from bgnet.duel_stats import DuelResult, TableOutcome, ratio_ci95, summarise, summarise_outcomes
-from bgnet.game import Game, Match, Rules, double, may_double, play, pre_beaver_state, raccoon, respond, roll
+from bgnet.game import (Game, Match, Rules, double, may_beaver, may_double, may_raccoon, play, pre_beaver_state,
+                        raccoon, respond, roll)
 from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
@@ -192,9 +193,9 @@ def play_deals(agents: tuple[DuelAgent, DuelAgent], rules: Rules, deals: Sequenc
     tables: list[_Table] = []
     for d in deals:
         for side in (0, 1):
-            t = _Table(int(d), side, Match(rules), None, 0, np.zeros((0, 2), np.int8))  # type: ignore[arg-type]
-            _start_game(t, seed)
-            tables.append(t)
+            match, dice = Match(rules), deal_dice(seed, int(d), 0)
+            first_game = match.start(0, (int(dice[0, 0]), int(dice[0, 1])))  # game 0 opens with seat 0
+            tables.append(_Table(int(d), side, match, first_game, 0, dice))
     scorers = (agents[0].batch_scorer(), agents[1].batch_scorer())
     cube_evaluators = (agents[0].cube_evaluator(), agents[1].cube_evaluator())
     live = list(tables)
@@ -204,7 +205,8 @@ def play_deals(agents: tuple[DuelAgent, DuelAgent], rules: Rules, deals: Sequenc
         for t in live:
             if t.game.phase == "beavered":
                 doubler = agents[t.agent_of(t.game.turn)]
-                t.game = raccoon(t.game, doubler.offers_raccoon(t.game.position, pre_beaver_state(t.game)))
+                t.game = raccoon(t.game, may_raccoon(t.game)
+                                 and doubler.offers_raccoon(t.game.position, pre_beaver_state(t.game)))
         for t in live:
             if t.game.phase == "roll":
                 t.game = roll(t.game, _next_dice(t, seed))
@@ -272,7 +274,7 @@ def _cube_offers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
 
 def _cube_answers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
                   cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
-    """Ask every doubled side for its answer (a beaver counts as a take where beavers are off)."""
+    """Ask every doubled side for its answer (a beaver counts as a take where ``game.may_beaver`` says no)."""
     doubled = [t for t in live if t.game.phase == "doubled"]
     groups = ([t for t in doubled if t.agent_of(t.game.opponent) == 0],
               [t for t in doubled if t.agent_of(t.game.opponent) == 1])
@@ -285,7 +287,7 @@ def _cube_answers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
         else:
             answers = [agents[k].cube_response(t.game.position, t.game.match_state()) for t in mine]
         for t, answer in zip(mine, answers):
-            if answer == "beaver" and not t.game.rules.beavers:
+            if answer == "beaver" and not may_beaver(t.game):
                 answer = "take"
             t.game = respond(t.game, answer)
 

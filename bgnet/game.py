@@ -17,9 +17,14 @@ Crawford game. ``play_game`` drives a game with player callbacks (the protocol o
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Callable, Literal, Protocol, Sequence
 
+import numpy as np
+
+from bgnet.errors import BgnetError
 from bgnet.match import MatchState
+from bgnet.movegen import generate_afterstates
 from bgnet.notation import Move
 from bgnet.position import STARTING_POSITION, Position
 from bgnet.probs import Probs
@@ -30,7 +35,7 @@ Answer = Literal["take", "pass", "beaver"]
 ANSWERS: tuple[str, ...] = ("take", "pass", "beaver")
 
 
-class GameRuleError(ValueError):
+class GameRuleError(BgnetError):
     """An action the rules or the game's current phase do not allow, or an impossible set of rules."""
 
 
@@ -118,6 +123,8 @@ class Game:
     rolls: tuple[int, int] = (0, 0)
     """Rolls each seat has made this game (the opening roll counts for the first mover)."""
     result: GameResult | None = None
+    cube_turned: bool = False
+    """The cube was turned this turn (double, beaver or raccoon): the doubler must now roll."""
 
     @property
     def is_over(self) -> bool:
@@ -134,9 +141,16 @@ class Game:
         me = self.turn if seat is None else seat
         r = self.rules
         owner = "centred" if self.owner is None else ("me" if self.owner == me else "opponent")
-        return MatchState(r.match_length, self.score[me], self.score[1 - me], self.cube, owner,  # type: ignore[arg-type]
-                          crawford=self.crawford, jacoby=r.jacoby, beavers=r.beavers, raccoons=r.raccoons,
-                          holland=r.holland)
+        return _match_state(r.match_length, self.score[me], self.score[1 - me], self.cube, owner, self.crawford,
+                            r.jacoby, r.beavers, r.raccoons, r.holland)
+
+
+@lru_cache(maxsize=4096)
+def _match_state(length: int, score_me: int, score_opp: int, cube: int, owner: str, crawford: bool, jacoby: bool,
+                 beavers: bool, raccoons: bool, holland: bool) -> MatchState:
+    """A (cached, immutable) MatchState: games ask for the same few states over and over."""
+    return MatchState(length, score_me, score_opp, cube, owner, crawford=crawford,  # type: ignore[arg-type]
+                      jacoby=jacoby, beavers=beavers, raccoons=raccoons, holland=holland)
 
 
 def new_game(rules: Rules, first: int, opening: Sequence[int], score: tuple[int, int] = (0, 0),
@@ -146,11 +160,22 @@ def new_game(rules: Rules, first: int, opening: Sequence[int], score: tuple[int,
     if first not in (0, 1):
         raise GameRuleError(f"the first mover must be seat 0 or 1, got {first!r}")
     dice = _dice(opening)
+    if dice[0] == dice[1]:
+        raise GameRuleError(f"the opening roll cannot be a double ({dice[0]}-{dice[1]}): "
+                            "each side rolls one die and a tie is rolled again")
     if crawford and (rules.is_money or post_crawford):
         raise GameRuleError("a Crawford game needs match play and a match whose Crawford game is still to come")
     rolls = (1, 0) if first == 0 else (0, 1)
     return Game(rules, position, first, "move", tuple(score), crawford, post_crawford,  # type: ignore[arg-type]
                 dice=dice, rolls=rolls)
+
+
+def _evolve(game: Game, **changes: object) -> Game:
+    """``dataclasses.replace`` for the hot path: a copy of the frozen Game with some fields changed, no re-validation."""
+    new = object.__new__(Game)
+    new.__dict__.update(game.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 def _dice(dice: Sequence[int]) -> tuple[int, int]:
@@ -173,7 +198,7 @@ def _need(game: Game, phase: Phase, action: str) -> None:
 def may_double(game: Game) -> bool:
     """Whether the side on turn may double now (before rolling): cube access, no Crawford game, Holland, cube limit."""
     r = game.rules
-    if game.phase != "roll" or not r.cubeful or game.crawford:
+    if game.phase != "roll" or not r.cubeful or game.crawford or game.cube_turned:
         return False
     if game.owner is not None and game.owner != game.turn:
         return False
@@ -187,13 +212,45 @@ def may_double(game: Game) -> bool:
     return True
 
 
+def may_beaver(game: Game) -> bool:
+    """Whether the doubled side may beaver: beavers allowed and the quadrupled cube within ``max_cube``."""
+    r = game.rules
+    return game.phase == "doubled" and r.beavers and (not r.max_cube or 4 * game.cube <= r.max_cube)
+
+
+def may_raccoon(game: Game) -> bool:
+    """Whether the beavered doubler may raccoon: raccoons allowed and the doubled cube within ``max_cube``."""
+    r = game.rules
+    return game.phase == "beavered" and r.raccoons and (not r.max_cube or 2 * game.cube <= r.max_cube)
+
+
+def dead_cube(game: Game) -> str | None:
+    """Why a double by the side on turn could not matter (a sentence), or None.
+
+    Dead: a 1-point match or double match point, the post-Crawford leader (any win
+    takes the match), or a cube that already covers the points the doubler needs.
+    """
+    r = game.rules
+    if r.is_money:
+        return None
+    away_me = r.match_length - game.score[game.turn]
+    away_opp = r.match_length - game.score[game.opponent]
+    if away_me == 1 and away_opp == 1:
+        return "the next game decides the match, so the cube is dead"
+    if away_me == 1:
+        return "you need only this game to win the match, so the cube is dead"
+    if game.cube >= away_me:
+        return f"the cube at {game.cube} already covers the {away_me} points needed, so it is dead"
+    return None
+
+
 def double(game: Game) -> Game:
     """The side on turn offers a double (or redouble); the opponent must answer with ``respond``."""
     _need(game, "roll", "double")
     if not may_double(game):
         raise GameRuleError("the side on roll may not double here (no cube access, Crawford game, Holland rule "
                             "or cube limit)")
-    return replace(game, phase="doubled")
+    return _evolve(game, phase="doubled")
 
 
 def respond(game: Game, answer: str) -> Game:
@@ -202,21 +259,25 @@ def respond(game: Game, answer: str) -> Game:
     if answer not in ANSWERS:
         raise GameRuleError(f"the answer to a double must be one of {', '.join(ANSWERS)}, got {answer!r}")
     if answer == "pass":
-        return replace(game, phase="over", result=GameResult(game.turn, Result.SINGLE, game.cube, dropped=True))
+        return _evolve(game, phase="over", result=GameResult(game.turn, Result.SINGLE, game.cube, dropped=True))
     if answer == "take":
-        return replace(game, phase="roll", cube=2 * game.cube, owner=game.opponent)
+        return _evolve(game, phase="roll", cube=2 * game.cube, owner=game.opponent, cube_turned=True)
     if not game.rules.beavers:
         raise GameRuleError("beavers are not allowed under these rules")
-    beavered = replace(game, cube=4 * game.cube, owner=game.opponent)
-    return replace(beavered, phase="beavered" if game.rules.raccoons else "roll")
+    if not may_beaver(game):
+        raise GameRuleError(f"a beaver would take the cube to {4 * game.cube}, above the limit of {game.rules.max_cube}")
+    beavered = _evolve(game, cube=4 * game.cube, owner=game.opponent, cube_turned=True)
+    return _evolve(beavered, phase="beavered" if may_raccoon(_evolve(beavered, phase="beavered")) else "roll")
 
 
 def raccoon(game: Game, accept: bool) -> Game:
     """After a beaver, the doubler either raccoons (cube doubles again, he owns it) or just plays on."""
     _need(game, "beavered", "raccoon")
     if accept:
-        return replace(game, phase="roll", cube=2 * game.cube, owner=game.turn)
-    return replace(game, phase="roll")
+        if not may_raccoon(game):
+            raise GameRuleError("raccoons are not allowed here (rules or cube limit)")
+        return _evolve(game, phase="roll", cube=2 * game.cube, owner=game.turn)
+    return _evolve(game, phase="roll")
 
 
 def roll(game: Game, dice: Sequence[int]) -> Game:
@@ -224,29 +285,38 @@ def roll(game: Game, dice: Sequence[int]) -> Game:
     _need(game, "roll", "roll")
     counts = list(game.rolls)
     counts[game.turn] += 1
-    return replace(game, phase="move", dice=_dice(dice), rolls=(counts[0], counts[1]))
+    return _evolve(game, phase="move", dice=_dice(dice), rolls=(counts[0], counts[1]), cube_turned=False)
 
 
 def play(game: Game, after: Position | Move) -> Game:
     """The side on turn plays to ``after`` (its afterstate, still seen by the mover, or a Move carrying one).
 
-    The play is trusted to be legal for ``game.dice``: take it from ``legal_moves``
-    or ``Position.parse_move``. A finished game scores 1, 2 or 3 times the cube
-    (single under the Jacoby rule while the cube is unturned).
+    An afterstate that no legal play of ``game.dice`` produces is refused. A finished
+    game scores 1, 2 or 3 times the cube (single under the Jacoby rule while the cube
+    is unturned).
     """
     _need(game, "move", "move")
     if isinstance(after, Move):
         if after.after is None:
             raise GameRuleError("the move carries no afterstate; take it from legal_moves or Position.parse_move")
         after = after.after
+    assert game.dice is not None
+    if not _is_legal_afterstate(game.position, game.dice, after):
+        raise GameRuleError(f"no legal play of {game.dice[0]}-{game.dice[1]} leads to that position")
     if winner(after) is None:
-        return replace(game, position=after.swap_sides(), turn=game.opponent, phase="roll", dice=None)
+        return _evolve(game, position=after.swap_sides(), turn=game.opponent, phase="roll", dice=None)
     if winner(after) != 0:
         raise GameRuleError("a play cannot finish the game for the side that did not move")
     kind = result_kind(after)
     if game.rules.is_money and game.rules.jacoby and game.owner is None and game.cube == 1:
         kind = Result.SINGLE
-    return replace(game, position=after, phase="over", dice=None, result=GameResult(game.turn, kind, game.cube))
+    return _evolve(game, position=after, phase="over", dice=None, result=GameResult(game.turn, kind, game.cube))
+
+
+def _is_legal_afterstate(pos: Position, dice: tuple[int, int], after: Position) -> bool:
+    """Whether some legal play of ``dice`` in ``pos`` produces ``after`` (one kernel call, no Move objects)."""
+    boards, _offsets = generate_afterstates(np.array([pos.board], np.int8), np.array([dice], np.int8))
+    return bool((boards == np.array(after.board, np.int8)).all(axis=1).any())
 
 
 @dataclass(frozen=True)
@@ -352,11 +422,11 @@ def play_game(game: Game, players: tuple[Player, Player], dice: Callable[[], tup
                 game = roll(game, dice())
         elif game.phase == "doubled":
             answer = players[game.opponent].cube_response(game.position, game.match_state())
-            if answer == "beaver" and not game.rules.beavers:
+            if answer == "beaver" and not may_beaver(game):
                 answer = "take"
             game = respond(game, answer)
         elif game.phase == "beavered":
-            game = raccoon(game, wants_raccoon(me, game.position, pre_beaver_state(game)))
+            game = raccoon(game, may_raccoon(game) and wants_raccoon(me, game.position, pre_beaver_state(game)))
     return game
 
 

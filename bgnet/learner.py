@@ -24,7 +24,12 @@ def cosine_lr(lr: float, lr_final: float, progress: float) -> float:
 def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, targets: np.ndarray,
         minibatch: int, epochs: int, rng: np.random.Generator, device: torch.device,
         encode_on_device: bool = False) -> float:
-    """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean squared error seen."""
+    """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean training loss seen.
+
+    The loss of a minibatch is the squared error summed over the five outputs and
+    averaged over its positions (a sum, not a mean, over the outputs: five times
+    the per-output mean squared error); the value returned is its mean over steps.
+    """
     if encode_on_device:
         from bgnet.encoding_torch import encode_torch
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bgnet.errors import BgnetError
+
 CubeOwner = Literal["centred", "me", "opponent"]
 CUBE_OWNERS: tuple[str, ...] = ("centred", "me", "opponent")
 
 
-class InvalidMatchStateError(ValueError):
+class InvalidMatchStateError(BgnetError):
     """A score, cube or rule combination that cannot occur."""
 
 

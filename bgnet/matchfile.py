@@ -16,17 +16,19 @@ the game and move, which carries what was read before it (``partial``); with
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from bgnet import game as g
 from bgnet.errors import BgnetError
 from bgnet.movegen import legal_moves
-from bgnet.notation import Move, Step, format_steps, parse_move, parse_pairs
+from bgnet.notation import Move, Step, apply_pairs, format_steps, parse_move, parse_pairs
+from bgnet.position import Position
 
 ActionKind = Literal["move", "double", "take", "drop", "beaver", "raccoon"]
 
@@ -273,14 +275,40 @@ def parse_mat(text: str, *, lenient: bool = False, source: str = "the .mat file"
         raise MatchFileError(f"{source}: no 'N point match' line, so the match length is unknown")
     if not raw:
         raise MatchFileError(f"{source}: no game found (no 'Game 1' line)")
+    on = {k.lower().rstrip("s"): v.lower() in ("on", "yes", "true", "1") for k, v in headers}
+    money = length == 0
+    any_beaver = any(a.kind == "beaver" for r in raw for a in r.actions)
     match = MatchRecord(players=names or ("Player 0", "Player 1"), match_length=length, games=(),
-                        headers=tuple(headers))
+                        jacoby=money and on.get("jacoby", False),
+                        beavers=money and (on.get("beaver", False) or any_beaver),
+                        headers=tuple((k, v) for k, v in headers if k.lower().rstrip("s") not in ("jacoby", "beaver")))
     games = [GameRecord(r.number, r.score if r.score is not None else (-1, -1), tuple(r.actions), r.winner, r.points)
              for r in raw]
     return replay_match(replace(match, games=tuple(games)), lenient=lenient, source=source)
 
 
 # -- replay ---------------------------------------------------------------------------
+
+
+def _resolve(pos: Position, dice: tuple[int, int], steps: tuple[Step, ...]) -> Move | None:
+    """The legal play whose afterstate the written one-die steps reach (each landing hits), or None.
+
+    Steps are tried in the order written, then in any other order (files differ in
+    how they sort them); a written chain that jumps several pips (``13/7``) falls
+    back to ``parse_move``'s reading.
+    """
+    moves = legal_moves(pos, dice)
+    if not steps:
+        return moves[0] if moves[0].is_empty else None
+    by_after = {m.after: m for m in moves}
+    for perm in dict.fromkeys(itertools.permutations(steps)):
+        after = apply_pairs(pos, perm)
+        if after is not None and after in by_after:
+            return by_after[after]
+    try:
+        return parse_move(pos, format_steps(steps), dice)
+    except ValueError:
+        return None
 
 
 def _who(match: MatchRecord, player: int) -> str:
@@ -330,13 +358,11 @@ def replay_game(match: MatchRecord, record: GameRecord, crawford: bool, post_cra
                 elif action.player != game.turn:  # pragma: no cover - new_game takes first.player
                     raise MatchFileError(f"{at}: the opening player is wrong")
                 assert game.dice is not None
-                text = format_steps(action.steps)
-                try:
-                    move = parse_move(game.position, text, game.dice)
-                except ValueError as err:
-                    shown = text or "no play"
+                move = _resolve(game.position, game.dice, action.steps)
+                if move is None:
+                    shown = " ".join(f"{a}/{b}" for a, b in action.steps) or "no play"
                     raise MatchFileError(f"{at}: {name}'s {game.dice[0]}{game.dice[1]}: {shown} is not a legal play "
-                                         f"({err})") from None
+                                         f"in this position")
                 steps.append(ReplayStep(action, before, move))
                 game = g.play(game, move)
             elif action.kind == "double":
@@ -405,9 +431,12 @@ def _replay(match: MatchRecord, lenient: bool, source: str) -> tuple[MatchRecord
     problems = list(match.problems)
     score = (0, 0)
     crawford_played = False
-    skipped_before = False
+    skipped_before = bool(match.games) and match.games[0].number != 1  # a match read leniently may miss games
+    previous = match.games[0].number - 1 if match.games else 0
     for record in match.games:
         where = f"{source}, game {record.number}"
+        skipped_before = skipped_before or record.number != previous + 1
+        previous = record.number
         try:
             written = record.score
             if written == (-1, -1):
@@ -449,7 +478,7 @@ def _mat_cell(action: Action, hits: int = 0) -> str:
     """The text of one cell."""
     if action.kind == "move":
         assert action.dice is not None
-        d1, d2 = action.dice
+        d1, d2 = max(action.dice), min(action.dice)
         return f"{d1}{d2}: " + " ".join(_step_texts(action.steps, hits))
     return " " + _WRITE[action.kind].format(cube=action.cube)
 
@@ -467,7 +496,8 @@ def _step_texts(steps: Sequence[Step], hits: int) -> list[str]:
 
 def format_mat(match: MatchRecord) -> str:
     """The match as ``.mat`` text in GNU Backgammon's layout (moves replayed for hit marks)."""
-    lines = [f'; [{k} "{v}"]' for k, v in match.headers]
+    rules = [("Jacoby", "On" if match.jacoby else "Off"), ("Beavers", "On" if match.beavers else "Off")]
+    lines = [f'; [{k} "{v}"]' for k, v in match.headers + (tuple(rules) if not match.match_length else ())]
     lines += ["", f" {match.match_length} point match", ""]
     replayed = {r.record.number: r for r in _replay(match, True, "the match")[1]}
     for record in match.games:
@@ -481,6 +511,8 @@ def format_mat(match: MatchRecord) -> str:
         if actions and actions[0].player == 1:
             cells.append("")
         for a in actions:
+            if len(cells) % 2 != a.player:  # after a raccoon the same player acts again
+                cells.append("")
             cells.append(_mat_cell(a, hits.get(id(a), 0)))
         for k in range(0, len(cells), 2):
             pair = cells[k:k + 2]
@@ -680,7 +712,7 @@ def format_sgf(match: MatchRecord) -> str:
             if a.kind == "move":
                 assert a.dice is not None
                 letters = "".join(_sgf_letter(p, a.player) for step in a.steps for p in step)
-                body.append(f";{colour}[{a.dice[0]}{a.dice[1]}{letters}]")
+                body.append(f";{colour}[{max(a.dice)}{min(a.dice)}{letters}]")
             else:
                 body.append(f";{colour}[{_SGF_WRITE[a.kind]}]")
         out.append("\n".join(body) + ")")
@@ -712,6 +744,7 @@ def write_match(match: MatchRecord, path: str | os.PathLike[str]) -> None:
     text = format_sgf(match) if p.suffix.lower() == ".sgf" else format_mat(match)
     fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, p)
@@ -736,9 +769,12 @@ def action_between(before: g.Game, after: g.Game, number: int = 0) -> list[Actio
         target = after.position if after.is_over else after.position.swap_sides()
         for m in legal_moves(before.position, before.dice):
             if m.after == target:
-                return [Action(seat, "move", before.dice, m.steps, number=number)]
+                d1, d2 = before.dice
+                return [Action(seat, "move", (max(d1, d2), min(d1, d2)), m.steps, number=number)]
         raise MatchFileError("the recorded play is not a legal play of the dice")
     out: list[Action] = []
+    if before.phase == "beavered":
+        return [Action(seat, "raccoon", cube=after.cube, number=number)] if after.cube == 2 * before.cube else []
     if before.phase == "roll" and after.phase != "move":
         out.append(Action(seat, "double", cube=2 * before.cube, number=number))
         before = replace(before, phase="doubled")
@@ -790,3 +826,40 @@ class MatchRecorder:
             games.append(GameRecord(len(games) + 1, self._last.score, tuple(self._actions)))
         return MatchRecord(players=self.players, match_length=self.rules.match_length, games=tuple(games),
                            jacoby=self.rules.jacoby, beavers=self.rules.beavers)
+
+
+def play_and_record(players: Sequence[g.Player], rules: g.Rules, dice: Callable[[], tuple[int, int]],
+                    names: tuple[str, str] = ("Player 0", "Player 1"), games: int = 1) -> MatchRecord:
+    """Play ``games`` games (or a match to its end) between ``players`` with ``dice()`` and return them recorded.
+
+    The same rules as ``bgnet.game.play_game`` (the opening roll is re-rolled until the dice
+    differ; the higher die moves first); meant for writing duels and self-play as match files.
+    """
+    rec = MatchRecorder(names, rules)
+    match = g.Match(rules)
+    for _ in range(games):
+        if match.is_over:
+            break
+        a, b = dice()
+        while a == b:
+            a, b = dice()
+        game = match.start(0 if a > b else 1, (max(a, b), min(a, b)))
+        rec.start(game)
+        while not game.is_over:
+            me = players[game.turn]
+            if game.phase == "move":
+                assert game.dice is not None
+                game = g.play(game, me.choose_move(game.position, game.dice, game.match_state()))
+            elif game.phase == "roll":
+                if g.may_double(game) and me.offers_double(game.position, game.match_state()):
+                    game = g.double(game)
+                else:
+                    game = g.roll(game, dice())
+            elif game.phase == "doubled":
+                answer = players[game.opponent].cube_response(game.position, game.match_state())
+                game = g.respond(game, "take" if answer == "beaver" and not rules.beavers else answer)
+            else:
+                game = g.raccoon(game, g.wants_raccoon(me, game.position, g.pre_beaver_state(game)))
+            rec.observe(game)
+        match = match.record(game)
+    return rec.record()

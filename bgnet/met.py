@@ -20,12 +20,14 @@ from pathlib import Path
 from statistics import NormalDist, median
 from typing import Callable, Sequence
 
+from bgnet.errors import BgnetError
+
 DEFAULT_MET_PATH = Path(__file__).with_name("data") / "kazaross_xg2.json"
 MAX_AWAY = 64
 """The longest away the extrapolation answers for (a 64-point match); longer ones get InvalidMETError."""
 
 
-class InvalidMETError(ValueError):
+class InvalidMETError(BgnetError):
     """A match equity table file or array that cannot be used."""
 
 

@@ -20,13 +20,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from bgnet.errors import BgnetError
 from bgnet.encoding import FEATURE_VERSIONS, KINDS, NUM_FEATURES, encode, num_features, position_kinds
 from bgnet.probs import equities, flip_probs  # noqa: F401  (re-exported: numpy helpers live in bgnet.probs)
 
 CHECKPOINT_FORMAT = 1
 
 
-class CheckpointError(ValueError):
+class CheckpointError(BgnetError):
     """A checkpoint file that is missing, corrupt or does not fit this version of bgnet."""
 
 

@@ -18,14 +18,23 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from bgnet import _movegen_kernels as _k
-from bgnet.errors import InvalidDiceError  # re-exported: raised here
+from bgnet.errors import BgnetError, InvalidDiceError  # InvalidDiceError is re-exported: raised here
 from bgnet.notation import Move
 
 if TYPE_CHECKING:
     from bgnet.position import Position
 
-_LOCAL = threading.local()
-"""Per-thread kernel buffers (hash table, outputs): the kernels release the GIL, so threads must not share them."""
+class _ThreadBuffers(threading.local):
+    """Kernel buffers of one thread (hash table, outputs), made on the thread's first call: the kernels
+    release the GIL, so threads must never share them."""
+
+    def __init__(self) -> None:
+        self.scratch: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = _k.new_scratch()
+        self.single: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] = (
+            _k.new_single_buffers())
+
+
+_LOCAL = _ThreadBuffers()
 
 def parse_dice(dice: Sequence[int] | str) -> tuple[int, int]:
     """Dice as a pair of ints from ``(3, 1)``, ``"31"`` or ``"3-1"``; a clear error otherwise."""
@@ -61,38 +70,32 @@ def generate_plays(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     dice = np.ascontiguousarray(dice, dtype=np.int8)
     if boards.ndim != 2 or boards.shape[1] != 26 or dice.shape != (boards.shape[0], 2):
-        raise ValueError("boards must be (B, 26) and dice (B, 2)")
+        raise BgnetError(f"boards must be (B, 26) and dice (B, 2), got {boards.shape} and {dice.shape}")
     return _k.gen_batch(boards, dice, *_scratch())
 
 
 def _scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """This thread's hash-table scratch (made on first use)."""
-    try:
-        return _LOCAL.scratch  # type: ignore[no-any-return]
-    except AttributeError:
-        _LOCAL.scratch = _k.new_scratch()
-        return _LOCAL.scratch  # type: ignore[no-any-return]
+    return _LOCAL.scratch
 
 
 def _single() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """This thread's output buffers for one position (made on first use)."""
-    try:
-        return _LOCAL.single  # type: ignore[no-any-return]
-    except AttributeError:
-        _LOCAL.single = _k.new_single_buffers()
-        return _LOCAL.single  # type: ignore[no-any-return]
+    return _LOCAL.single
 
 
 def swap_sides_batch(boards: np.ndarray) -> np.ndarray:
     """Boards (N, 26) int8 turned round, so that the other side of each is on roll."""
-    return _k.swap_sides_batch(np.ascontiguousarray(boards, dtype=np.int8))  # type: ignore[no-any-return]
+    out: np.ndarray = _k.swap_sides_batch(np.ascontiguousarray(boards, dtype=np.int8))
+    return out
 
 
 def legal_moves(pos: "Position", dice: Sequence[int] | str) -> list[Move]:
     """Every distinct legal play of ``dice`` in ``pos``; a single empty move when none exists."""
     d1, d2 = parse_dice(dice)
-    out_b, out_s, out_n, out_d, b, steps = _single()
-    n = _k.gen_single(np.array(pos.board, dtype=np.int8), d1, d2, out_b, out_s, out_n, out_d, b, steps, *_scratch())
+    local = _LOCAL
+    out_b, out_s, out_n, out_d, b, steps = local.single
+    n = _k.gen_single(np.array(pos.board, dtype=np.int8), d1, d2, out_b, out_s, out_n, out_d, b, steps, *local.scratch)
     after = type(pos)._trusted_rows(out_b[:n].tolist())
     return Move._from_kernel(after, out_s[:n].tolist(), out_n[:n].tolist(), out_d[:n].tolist())
 

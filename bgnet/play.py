@@ -4,8 +4,9 @@ The rules (cube, Crawford game, scoring) come from ``bgnet.game``; this module o
 talks. The player is X and sits in seat 0; the bot is O. Each prompt ends with
 ``"> "`` and no newline, and every command is one line, so a script can drive a
 whole game through pipes. Commands: a play in standard notation (``24/18 13/11``),
-``roll`` or ``double`` before rolling when the cube is available, ``take`` or
-``pass`` when doubled, ``hint``, ``board``, ``help`` and ``quit``.
+``roll`` or ``double`` before rolling when the cube is available, ``take``,
+``pass`` or (with beavers) ``beaver`` when doubled, ``raccoon`` or ``play`` after a
+beaver when raccoons are allowed, ``hint``, ``board``, ``help`` and ``quit``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from bgnet import game as g
 from bgnet.agents import Agent
+from bgnet.matchfile import MatchRecorder, write_match
 from bgnet.movegen import legal_moves
 from bgnet.rules import Result
 from bgnet.search import ProbsFn
@@ -25,7 +27,8 @@ HUMAN, BOT = 0, 1
 HINT_TOP = 5
 _KIND = {Result.SINGLE: "a single game", Result.GAMMON: "a gammon", Result.BACKGAMMON: "a backgammon"}
 HELP = ("Commands: a play such as '24/18 13/11' (bar/22, 6/off, 8/5(2) also work); 'roll' or 'double' before "
-        "rolling; 'take' or 'pass' when doubled; 'hint'; 'board'; 'quit'.")
+        "rolling; 'take', 'pass' or 'beaver' (if allowed) when doubled; 'raccoon' or 'play' after a beaver "
+        "(if allowed); 'hint'; 'board'; 'quit'.")
 
 
 class Quit(Exception):
@@ -45,6 +48,8 @@ class Session:
     """For hints (the bot's net); None when the bot gives no probabilities."""
     ply: int = 0
     """Search depth of the hints."""
+    recorder: MatchRecorder | None = None
+    """Records every state of the games for ``--save`` (``bgnet.matchfile``); None: nothing is recorded."""
 
     # -- input and output ----------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -122,17 +127,40 @@ class Session:
             if cmd in ("", "roll", "r"):
                 return g.roll(game, self.roll_dice())
             if cmd in ("double", "d"):
+                dead = g.dead_cube(game)
+                if dead is not None:
+                    self.say(f"You cannot double: {dead}.")
+                    continue
                 game = g.double(game)
                 answer = self.bot.cube_response(game.position, game.match_state())
-                answer = "take" if answer == "beaver" and not game.rules.beavers else answer
-                self.say(f"You double to {2 * game.cube}. The bot {'passes' if answer == 'pass' else answer + 's'}.")
-                return g.respond(game, answer)
+                answer = "take" if answer == "beaver" and not g.may_beaver(game) else answer
+                self.say(f"You double to {2 * game.cube}. The bot {'passes' if answer == 'pass' else answer + 's'}"
+                         + (f": the cube is now at {4 * game.cube}, the bot's." if answer == "beaver" else "."))
+                game = g.respond(game, answer)
+                if game.phase == "beavered":
+                    game = self.human_raccoon(game)
+                return game
             if cmd == "hint":
                 self.cube_hint(game)
             elif cmd == "board":
                 self.board(game)
             else:
                 self.say(f"'{cmd}' is not a command here. " + HELP)
+
+    def human_raccoon(self, game: g.Game) -> g.Game:
+        """The bot beavered the player's double and raccoons are allowed: raccoon or play on."""
+        while True:
+            cmd = self.ask(f"Raccoon to {2 * game.cube} or play on? (raccoon, play, hint or quit)").lower()
+            if cmd in ("raccoon", "r", "yes", "y"):
+                game = g.raccoon(game, True)
+                self.say(f"You raccoon: the cube is now at {game.cube}, yours.")
+                return game
+            if cmd in ("play", "p", "no", "n", "roll"):
+                return g.raccoon(game, False)
+            if cmd == "hint":
+                self.cube_hint(game)
+            else:
+                self.say(f"'{cmd}' is not an answer: type raccoon or play.")
 
     def human_move(self, game: g.Game) -> g.Game:
         """Read plays until a legal one; a forced play (or none) is made for the player."""
@@ -165,16 +193,30 @@ class Session:
     def human_answer(self, game: g.Game) -> g.Game:
         """The bot has doubled: take or pass."""
         self.say(f"The bot doubles to {2 * game.cube}.")
+        beaver = g.may_beaver(game)
+        choices = "take, pass, beaver, hint or quit" if beaver else "take, pass, hint or quit"
         while True:
-            cmd = self.ask("Take or pass? (take, pass, hint or quit)").lower()
+            cmd = self.ask(f"Take or pass? ({choices})").lower()
             if cmd in ("take", "t", "pass", "p", "drop"):
                 return g.respond(game, "take" if cmd.startswith("t") else "pass")
-            if cmd == "hint":
+            if cmd in ("beaver", "b") and beaver:
+                game = g.respond(game, "beaver")
+                self.say(f"You beaver: the cube is now at {game.cube}, yours.")
+                if game.phase == "beavered":
+                    if g.wants_raccoon(self.bot, game.position, g.pre_beaver_state(game)):
+                        game = g.raccoon(game, True)
+                        self.say(f"The bot raccoons: the cube is now at {game.cube}, the bot's.")
+                    else:
+                        game = g.raccoon(game, False)
+                return game
+            if cmd in ("beaver", "b"):
+                self.say("Beavers are not allowed here (the rules or the cube limit).")
+            elif cmd == "hint":
                 self.cube_hint(game)
             elif cmd == "board":
                 self.board(game)
             else:
-                self.say(f"'{cmd}' is not an answer: type take or pass.")
+                self.say(f"'{cmd}' is not an answer: type {'take, pass or beaver' if beaver else 'take or pass'}.")
 
     def bot_turn(self, game: g.Game) -> g.Game:
         """The bot's decision in the roll or move phase."""
@@ -202,6 +244,8 @@ class Session:
         self.say(f"Game {match.games + 1}.")
         first, dice = self.opening()
         game = match.start(first, dice)
+        if self.recorder is not None:
+            self.recorder.start(game)
         self.board(game)
         while not game.is_over:
             before = game.phase
@@ -209,6 +253,8 @@ class Session:
                 game = {"roll": self.human_roll_phase, "move": self.human_move}[game.phase](game)
             else:
                 game = self.bot_turn(game)
+            if self.recorder is not None:
+                self.recorder.observe(game)
             if before == "move":
                 self.board(game)
         return game
@@ -242,8 +288,23 @@ class Session:
 
 def play_session(bot: Agent, *, length: int = 0, seed: int | None = None, inp: TextIO, out: TextIO,
                  probs_fn: ProbsFn | None = None, ply: int = 0,
-                 rng_factory: Callable[[int | None], np.random.Generator] = np.random.default_rng) -> int:
-    """Play a money game (``length`` 0) or a ``length``-point match against ``bot``; returns the exit status."""
+                 rng_factory: Callable[[int | None], np.random.Generator] = np.random.default_rng,
+                 rules: g.Rules | None = None, save: str | None = None) -> int:
+    """Play a money game (``length`` 0) or a ``length``-point match against ``bot``; returns the exit status.
+
+    ``rules`` (Jacoby, beavers, raccoons, Holland) replaces ``length`` when given; ``save`` writes the games
+    played (also after ``quit``) to a ``.mat`` or ``.sgf`` file.
+    """
     if length < 0:
         raise g.GameRuleError(f"the match length must be 0 (a money game) or more, got {length}")
-    return Session(bot, g.Rules(match_length=length), rng_factory(seed), inp, out, probs_fn, ply).run()
+    if rules is None:
+        rules = g.Rules(match_length=length)
+    if rules.match_length:
+        from bgnet.met import default_met
+
+        default_met().equity(rules.match_length, rules.match_length)  # one sentence when beyond the table's reach
+    recorder = MatchRecorder(("You", "bgnet"), rules) if save else None
+    status = Session(bot, rules, rng_factory(seed), inp, out, probs_fn, ply, recorder=recorder).run()
+    if save and recorder is not None:
+        write_match(recorder.record(), save)
+    return status

@@ -28,6 +28,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from bgnet.errors import BgnetError
 from bgnet.position import CHECKERS, NUM_SLOTS, Position
 
 __all__ = ["PubevalInputError", "WEIGHTS_FILE", "WIN_SCORE", "pubeval_score", "pubeval_scores"]
@@ -41,7 +42,7 @@ WEIGHTS_FILE = Path(__file__).with_name("data") / "pubeval_weights.json"
 _NUM_INPUTS = 122
 
 
-class PubevalInputError(ValueError):
+class PubevalInputError(BgnetError):
     """An afterstate array or race flag that pubeval cannot score."""
 
 

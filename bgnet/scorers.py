@@ -26,7 +26,8 @@ class NeuralScorer:
 
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """The mover's cubeless money equity of each afterstate."""
-        return -equities(leaf_probs(self.evaluator, swap_sides_batch(after)))  # type: ignore[no-any-return]
+        values: np.ndarray = -equities(leaf_probs(self.evaluator, swap_sides_batch(after)))
+        return values
 
 
 class PubevalScorer:

@@ -108,3 +108,30 @@ def test_gnubg_needs_its_package() -> None:
         return
     agent = load_agent("gnubg@0")
     assert agent.choose_move(START, (3, 1)) in legal_moves(START, (3, 1))
+
+
+def test_the_one_line_user_api() -> None:
+    """``bgnet.load_agent(...)``, ``agent.hint(pos, "31")`` with Move objects, ``agent.cube(pos, state)``."""
+    import json
+    import typing
+
+    import bgnet
+    from bgnet.protocols import CubeAction
+
+    agent = bgnet.load_agent("default", ply=1)
+    hints = agent.hint(START, "31")
+    assert isinstance(hints, bgnet.MoveHints) and isinstance(hints.best.move, bgnet.Move)
+    assert hints.best.move in legal_moves(START, (3, 1)) and hints.best.move.after is not None
+    assert START.play(hints.best.move) == hints.best.move.after.swap_sides()
+    data = json.loads(json.dumps(hints.to_dict()))
+    assert data["moves"][0]["move"] == hints.best.move.text == str(hints.best.move)
+    assert {h.move for h in hints.moves} == set(legal_moves(START, (3, 1)))  # every play, ranked once
+    cube = agent.cube(CRUSHING, bgnet.MatchState())
+    assert isinstance(cube, bgnet.CubeHint) and cube.ply == 1
+    assert cube.decision.action in typing.get_args(CubeAction)
+    assert agent.evaluate(START) == hints_free_eval(agent)
+
+
+def hints_free_eval(agent: object) -> Probs:
+    """The same 1-ply evaluation through the search functions, without the agent."""
+    return evaluate_position(agent.evaluator, START, 1)  # type: ignore[attr-defined]

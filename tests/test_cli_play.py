@@ -232,3 +232,100 @@ def test_bad_options(args: tuple[str, ...]) -> None:
     assert res.returncode == 2 and res.stdout == ""
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("bgnet: error: ")
+
+
+# -- issue 11: beavers, raccoons, dead cubes and the money/match rule options ----------------------
+
+
+class CubeInput:
+    """A stdin that doubles, beavers and raccoons whenever asked, and plays the first legal play."""
+
+    def __init__(self, out: io.StringIO, *, beaver: bool = True, raccoon: bool = True) -> None:
+        self.out, self.beaver, self.raccoon = out, beaver, raccoon
+
+    def readline(self) -> str:
+        text = self.out.getvalue()
+        prompt = text.splitlines()[-1][: -len(PROMPT)]
+        if prompt.startswith("Raccoon to"):
+            line = "raccoon" if self.raccoon else "play"
+        elif prompt.startswith("Take or pass?"):
+            line = "beaver" if self.beaver and "beaver" in prompt else "take"
+        else:
+            line = answer(prompt, text, True, True)
+        self.out.write(line + "\n")
+        return line + "\n"
+
+
+class BeaverBot(StubBot):
+    """Doubles when it may, beavers every double and raccoons every beaver."""
+
+    def offers_raccoon(self, pos: Position, state) -> bool:  # noqa: ANN001
+        return True
+
+
+def cube_session(bot: StubBot, rules, seed: int, **kw: bool) -> str:  # noqa: ANN001
+    from bgnet.play import play_session
+
+    out = io.StringIO()
+    assert play_session(bot, seed=seed, inp=CubeInput(out, **kw), out=out, rules=rules) == 0  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_beavers_and_raccoons_do_not_crash_and_show_the_cube(seed: int) -> None:
+    from bgnet.game import Rules
+
+    # Before the fix the player's double, beavered by the bot with raccoons on, left the game in its
+    # "beavered" phase and the loop died with KeyError: 'beavered'.
+    text = cube_session(BeaverBot("beaver"), Rules(beavers=True, raccoons=True, max_cube=64), seed)
+    assert "Game over." in text
+    if "You double to 2" in text:
+        assert "You double to 2. The bot beavers: the cube is now at 4, the bot's." in text
+        assert "You raccoon: the cube is now at 8, yours." in text
+    if "The bot doubles to 2." in text:
+        assert "You beaver: the cube is now at 4, yours." in text
+        assert "The bot raccoons: the cube is now at 8, the bot's." in text
+    assert "You double to 2" in text or "The bot doubles to 2." in text
+    for value in re.findall(r"cube (\d+) ", text):
+        assert int(value) <= 64
+
+
+def test_beaver_only_when_allowed() -> None:
+    from bgnet.game import Rules
+
+    text = cube_session(StubBot("take"), Rules(), 3)
+    assert "beaver" not in text.split("Commands:")[1].split("\n", 1)[1]  # never offered without --beavers
+
+
+def test_a_dead_cube_is_refused_with_a_sentence() -> None:
+    from bgnet import game as g
+    from bgnet.play import Session
+
+    import numpy as np
+
+    rules = g.Rules(match_length=3)
+    game = g.Game(rules, Position.start(), 0, "roll", score=(2, 0), post_crawford=True)
+    out = io.StringIO()
+    inp = io.StringIO("double\nroll\n")
+    s = Session(StubBot(), rules, np.random.default_rng(0), inp, out)
+    after = s.human_roll_phase(game)
+    assert "You cannot double: you need only this game to win the match, so the cube is dead." in out.getvalue()
+    assert after.phase == "move" and after.cube == 1
+
+
+@pytest.mark.parametrize("args", [("--length", "3", "--beavers"), ("--raccoons",), ("--holland",),
+                                  ("--length", "3", "--jacoby"), ("--length", "100")])
+def test_rule_options_that_cannot_apply(args: tuple[str, ...]) -> None:
+    res = subprocess.run([sys.executable, "-m", "bgnet", "play", *args], input="", capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert res.returncode == 2 and res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bgnet: error: ")
+
+
+def test_rule_options_reach_the_game() -> None:
+    from bgnet.cli import build_parser
+
+    args = build_parser().parse_args(["play", "--beavers", "--raccoons", "--no-jacoby"])
+    assert (args.beavers, args.raccoons, args.jacoby, args.holland) == (True, True, False, False)
+    assert build_parser().parse_args(["play", "--length", "5", "--holland"]).holland

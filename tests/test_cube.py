@@ -124,13 +124,15 @@ def test_take_point_2_away_4_away_by_hand() -> None:
     met = default_met()
     state = MatchState(7, 5, 3)                   # me 2-away, opponent 4-away
     # Pass: I win 1 point and go to the Crawford game at 1-away vs 4-away.
-    # Take: cube 2; my win ends the match, my loss leaves 2-away vs 2-away.
-    hand = _dead_take_point(1.0, met.equity(2, 2), met.equity(1, 4))
-    d0 = cube_decision(gammonless(0.7), state, efficiency=0.0)
-    assert d0.take_point == pytest.approx(hand, abs=1e-6)
-    assert d0.mwc_double_pass == pytest.approx(met.equity(1, 4))
-    # The trailer's recube is live, which lowers his take point once efficiency > 0.
-    assert cube_decision(gammonless(0.7), state).take_point < hand
+    # Take: cube 2 and my win ends the match, so the trailer loses nothing by redoubling
+    # to 4 at once (I take while I am the favourite): a dead 4-cube, worth p to me.
+    hand = 1.0 - met.equity(1, 4)
+    for x in (0.0, 0.68):
+        d = cube_decision(gammonless(0.7), state, efficiency=x)
+        assert d.take_point == pytest.approx(hand, abs=1e-6)
+        assert d.mwc_double_pass == pytest.approx(met.equity(1, 4))
+    # Without that redouble (the dead 2-cube) the trailer would need far more to take.
+    assert hand < _dead_take_point(1.0, met.equity(2, 2), met.equity(1, 4))
 
 
 def test_take_point_4_away_2_away_by_hand() -> None:
@@ -238,3 +240,112 @@ def test_decision_is_fast() -> None:
     for _ in range(n):
         cube_decision(probs, state)
     assert (time.perf_counter() - start) / n < 1e-3
+
+
+# -- issue 11: the play-on lines, dead cubes, free redoubles, bear-offs ------------------------
+
+def test_too_good_money_value_follows_the_play_on_line() -> None:
+    # Beyond my cash point the live value runs from (CP, +1) to (1, W): playing on for the gammon.
+    probs = [0.9, 0.3, 0.0, 0.0, 0.0]
+    w, l = 1 + 0.3 / 0.9, 1.0
+    cp = (l + 1) / (w + l + 0.5)
+    live = 1 + (w - 1) * (0.9 - cp) / (1 - cp)
+    d = cube_decision(probs, MONEY, efficiency=1.0)
+    assert d.equity_no_double == pytest.approx(live, abs=1e-9)
+    assert d.action == "too good" and d.equity_no_double > 1.0
+    # Jacoby with a centred cube: gammons are worthless until the cube is turned, so the line is flat.
+    assert cube_decision(probs, MatchState(jacoby=True), efficiency=1.0).equity_no_double == pytest.approx(1.0)
+
+
+def test_money_cash_and_take_points_come_from_the_average_win_and_loss() -> None:
+    # Janowski with gammons: the opponent's take point is (W - 1/2) / (W + L + x/2) in his terms.
+    probs = [0.7, 0.21, 0.0, 0.06, 0.0]
+    w, l = 1 + 0.21 / 0.7, 1 + 0.06 / 0.3
+    for x in (0.0, 0.5, 0.68, 1.0):
+        d = cube_decision(probs, MONEY, efficiency=x)
+        assert d.take_point == pytest.approx((w - 0.5) / (w + l + x / 2), abs=1e-9)
+
+
+@pytest.mark.parametrize("state, words", [
+    (MatchState(1, 0, 0), "double match point"),
+    (MatchState(5, 4, 4), "double match point"),
+    (MatchState(5, 4, 2), "post-Crawford leader"),
+    (MatchState(5, 3, 0, 2, "me"), "already wins the match"),
+])
+def test_dead_cubes_are_never_offered(state: MatchState, words: str) -> None:
+    for p in (0.55, 0.8, 0.97):
+        d = cube_decision([p, 0.3 * p, 0.0, 0.0, 0.0], state)
+        assert d.action == "no double" and d.equity_double_take is None and d.take_point is None
+        assert d.dead_cube is not None and words in d.dead_cube and "dead cube" in d.proper_cube_action
+
+
+def test_trailer_redoubles_at_once_when_it_costs_him_nothing() -> None:
+    # 2-away doubling 4-away: after the take any win of mine ends the match, so the trailer
+    # redoubles to 4 at once; double/take is then the dead 4-cube, p for either efficiency.
+    state = MatchState(5, 3, 1)
+    for x in (0.0, 0.68, 1.0):
+        d = cube_decision(gammonless(0.75), state, efficiency=x)
+        assert d.mwc_double_take == pytest.approx(0.75, abs=1e-9)
+        assert d.take_point == pytest.approx(1 - d.mwc_double_pass, abs=1e-9)
+
+
+def test_cube_efficiency_by_kind_of_position() -> None:
+    from bgnet.cube import bearoff_rolls, position_kind
+
+    contact = Position.start()
+    race = Position.from_points({12: 5, 6: 5, 5: 5}, {12: 5, 6: 5, 5: 5})
+    long_bearoff = Position.from_points({6: 5, 5: 5, 4: 5}, {6: 5, 5: 5, 4: 5})
+    last_roll = Position.from_points({2: 1, 1: 1}, {1: 2})
+    assert [position_kind(p) for p in (contact, race, long_bearoff, last_roll)] == ["contact", "race", "bear-off",
+                                                                                    "bear-off"]
+    assert cube_efficiency(contact) == 0.68
+    assert cube_efficiency(race) == pytest.approx(min(0.7, max(0.6, 0.55 + 0.00125 * race.pips()[0])))
+    assert cube_efficiency(long_bearoff) == pytest.approx(0.6)
+    assert bearoff_rolls(last_roll) == (1, 1) and cube_efficiency(last_roll) == 0.0
+    # Last roll: a dead cube, so the take point is the dead-cube 25%.
+    assert cube_decision(gammonless(0.7), MONEY, last_roll).take_point == pytest.approx(0.25)
+
+
+def test_action_strings_and_beaver_fields_stay_stable() -> None:
+    d = cube_decision(gammonless(0.35), MatchState(beavers=True), efficiency=0.68)
+    assert d.beaver and d.response == "beaver" and d.double_value == pytest.approx(2 * d.equity_double_take)
+    for p in [i / 50 for i in range(1, 50)]:
+        for state in (MONEY, MatchState(beavers=True, jacoby=True), MatchState(5, 1, 3)):
+            assert cube_decision([p, 0.3 * p, 0.0, 0.1 * (1 - p), 0.0], state).action in (
+                "no double", "double, take", "double, pass", "too good")
+
+
+def test_every_cube_text_states_its_rules() -> None:
+    text = cube_decision(gammonless(0.7), MatchState(jacoby=True, beavers=True)).format()
+    assert "Rules assumed: money game, Jacoby rule on, beavers allowed" in text
+    assert "Jacoby rule off, beavers not allowed" in cube_decision(gammonless(0.7), MONEY).format()
+    assert "post-Crawford" in cube_decision(gammonless(0.4), MatchState(5, 2, 4)).format()
+    assert cube_decision(gammonless(0.7), MONEY).to_dict()["rules"].startswith("money game")
+
+
+def test_matches_beyond_the_table_get_one_sentence() -> None:
+    from bgnet.met import InvalidMETError
+
+    with pytest.raises(InvalidMETError, match="beyond this table's reach"):
+        cube_decision(gammonless(0.7), MatchState(100, 0, 0))
+    assert cube_decision(gammonless(0.7), MatchState(40, 0, 0)).action in ("double, take", "no double")
+
+
+def test_cli_cube_hint_defaults_to_gnubg_money_rules_and_says_so() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bgnet", "cube", "4HPwATDgc/ABMA", "--ply", "0", *args],
+                              capture_output=True, text=True, cwd=root, timeout=300)
+
+    out = run().stdout
+    assert "Rules assumed: money game, Jacoby rule on, beavers allowed" in out
+    assert "Proper cube action: No double, beaver" in out      # the opening: a double would be beavered
+    off = run("--no-jacoby", "--no-beavers").stdout
+    assert "Rules assumed: money game, Jacoby rule off, beavers not allowed" in off
+    bad = run("--match", "MAGgAAAAAAAE", "--jacoby")               # a 5-point match score
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -209,3 +209,110 @@ def test_play_game_scores_match_the_cube() -> None:
     assert end.result is not None
     assert end.result.points == end.cube * int(end.result.kind)
     assert end.cube >= 2 and end.owner is not None
+
+
+# -- issue 11: rule gaps ---------------------------------------------------------------
+
+BEAVER_RULES = Rules(beavers=True, raccoons=True)
+
+
+class Escalator:
+    """Always doubles, always beavers, always raccoons; fails if asked to double twice in one turn."""
+
+    def __init__(self) -> None:
+        self.asked: set[tuple[int, int]] = set()
+
+    def choose_move(self, pos: Position, dice: tuple[int, int], state: object = None):  # type: ignore[no-untyped-def]
+        return legal_moves(pos, dice)[0]
+
+    def offers_double(self, pos: Position, state: object) -> bool:
+        return True
+
+    def cube_response(self, pos: Position, state: object) -> str:
+        return "beaver"
+
+    def offers_raccoon(self, pos: Position, state: object) -> bool:
+        return True
+
+
+def test_the_doubler_must_roll_after_a_raccoon() -> None:
+    g = raccoon(respond(double(at_roll(BEAVER_RULES, Position.start())), "beaver"), True)
+    assert (g.phase, g.cube, g.owner, g.turn) == ("roll", 8, 0, 0)
+    assert not may_double(g)                                   # the doubler owns the cube but must roll first
+    with pytest.raises(GameRuleError):
+        double(g)
+    g = roll(g, (3, 1))
+    assert g.phase == "move" and not g.cube_turned
+
+
+def test_the_doubler_must_roll_after_a_take_or_a_beaver() -> None:
+    for answer in ("take", "beaver"):
+        g = respond(double(at_roll(Rules(beavers=True), Position.start())), answer)
+        assert g.phase == "roll" and g.turn == 0 and not may_double(g)
+
+
+def test_play_game_never_asks_the_doubler_again_before_he_rolls() -> None:
+    rolls_made = [0]
+    asked_at: list[int] = []
+
+    class Recorder(Escalator):
+        def offers_double(self, pos: Position, state: object) -> bool:
+            # Before the fix a raccoon handed the doubler the cube in the roll phase and he was asked
+            # again at once: the cube escalated without end. Fail fast instead of looping.
+            assert rolls_made[0] not in asked_at, "asked to double twice without a roll in between"
+            asked_at.append(rolls_made[0])
+            return True
+
+    rolls = [(6, 5), (4, 2), (5, 3), (6, 4), (2, 1)]
+
+    def dice() -> tuple[int, int]:
+        rolls_made[0] += 1
+        return rolls[rolls_made[0] % len(rolls)]
+
+    end = play_game(new_game(BEAVER_RULES, 0, (3, 1)), (Recorder(), Recorder()), dice)
+    assert end.is_over and end.cube == 8 ** len(asked_at)
+
+
+def test_max_cube_bounds_beavers_and_raccoons() -> None:
+    from bgnet.game import may_beaver, may_raccoon
+
+    doubled = double(at_roll(Rules(beavers=True, raccoons=True, max_cube=4), Position.start(), cube=2, owner=0))
+    assert not may_beaver(doubled)                              # 2 -> 8 would pass the limit of 4
+    with pytest.raises(GameRuleError, match="limit"):
+        respond(doubled, "beaver")
+    assert respond(doubled, "take").cube == 4
+    beavered = respond(double(at_roll(Rules(beavers=True, raccoons=True, max_cube=4), Position.start())), "beaver")
+    assert beavered.cube == 4 and beavered.phase == "roll"      # no raccoon to 8: straight to the roll
+    b2 = respond(double(at_roll(BEAVER_RULES, Position.start())), "beaver")
+    assert b2.phase == "beavered" and may_raccoon(b2)
+
+
+def test_an_opening_double_is_refused() -> None:
+    with pytest.raises(GameRuleError, match="opening roll cannot be a double"):
+        new_game(MONEY, 0, (4, 4))
+    with pytest.raises(GameRuleError):
+        Match(MONEY).start(1, (6, 6))
+
+
+def test_play_refuses_an_afterstate_no_legal_play_produces() -> None:
+    g = new_game(MONEY, 0, (3, 1))
+    legal = legal_moves(g.position, (3, 1))
+    other = legal_moves(g.position, (6, 5))[0].after
+    assert other is not None and all(m.after != other for m in legal)
+    with pytest.raises(GameRuleError, match="no legal play"):
+        play(g, other)
+    with pytest.raises(GameRuleError):
+        play(g, g.position)                                      # passing when a play exists
+    assert play(g, legal[0]).phase == "roll"
+
+
+def test_dead_cube_reasons() -> None:
+    from bgnet.game import dead_cube
+
+    assert dead_cube(at_roll(MONEY, Position.start())) is None
+    assert "dead" in (dead_cube(at_roll(Rules(match_length=5), Position.start(), score=(4, 2), post_crawford=True))
+                      or "")
+    assert "dead" in (dead_cube(at_roll(Rules(match_length=5), Position.start(), score=(4, 4), post_crawford=True))
+                      or "")
+    assert "covers" in (dead_cube(at_roll(Rules(match_length=5), Position.start(), score=(3, 0), cube=2, owner=0))
+                        or "")

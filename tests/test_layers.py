@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1] / "bgnet"
 LAYERS: dict[str, list[str]] = {
     "engine": [
         "errors", "resources", "formats", "render", "probs", "notation", "_movegen_kernels", "movegen", "position",
-        "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "model", "fastnet", "pubeval",
-        "bearoff",
+        "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "pubeval", "bearoff", "model",
+        "fastnet",
     ],
     "cube and match logic": ["match", "met", "cube", "search", "game"],
     "coach": [
@@ -29,7 +29,7 @@ LAYERS: dict[str, list[str]] = {
     ],
     "front ends": [
         "hint", "agents", "", "evaluation", "evaluation.tournament", "evaluation.curve", "evaluation.runner",
-        "evaluation.cli", "matchfile", "analysis", "play", "serve", "cli", "__main__",
+        "evaluation.cli", "matchfile", "analysis", "analyze_cli", "play", "serve", "rollout_cli", "cli", "__main__",
     ],
 }
 """Modules (relative to ``bgnet``; a package's submodules may be listed, else they share its place), lowest first.

@@ -133,3 +133,27 @@ def test_generator_rejects_bad_parameters() -> None:
         generate_met(1)
     with pytest.raises(InvalidMETError):
         generate_met(gammon_rate=0.1, backgammon_rate=0.2)
+
+
+def test_table_stays_monotone_past_its_edge() -> None:
+    met = default_met()
+    assert met.equity(4, 26) > met.equity(4, 25)           # was below it before the extrapolation was anchored
+    assert met.equity(26, 4) < met.equity(25, 4)
+    for a in range(1, 40):
+        for b in range(1, 40):
+            assert met.equity(a, b + 1) >= met.equity(a, b) - 1e-12, (a, b)
+            assert met.equity(a + 1, b) <= met.equity(a, b) + 1e-12, (a, b)
+    for a in range(1, 40):
+        assert met.post_crawford(a + 1) <= met.post_crawford(a)
+
+
+def test_matches_beyond_the_tables_reach_get_one_sentence() -> None:
+    from bgnet.met import MAX_AWAY
+
+    met = default_met()
+    assert 0.0 < met.equity(MAX_AWAY, MAX_AWAY - 1) < 0.5
+    with pytest.raises(InvalidMETError, match=r"beyond this table's reach") as err:
+        met.equity(MAX_AWAY + 1, 3)
+    assert "\n" not in str(err.value)
+    with pytest.raises(InvalidMETError):
+        met.post_crawford(MAX_AWAY + 1)

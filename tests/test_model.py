@@ -52,10 +52,22 @@ def test_checkpoint_round_trip(tmp_path):
 
 
 def test_evaluator_scores_positions(tmp_path):
+    """Each position is scored for its own side on roll, the same alone as in a batch.
+
+    An asymmetric position (X has escaped a back checker, O has not) is scored
+    differently from the same board turned round: the net is told whose turn it is.
+    """
+    torch.manual_seed(1)
     net = BgNet(ModelConfig(hidden=(8,)))
     ev = NetEvaluator(net)
-    probs = ev.evaluate([Position.start(), Position.start().swap_sides()])
-    assert len(probs) == 2 and probs[0] == probs[1]  # the opening is symmetric
+    pos = Position.from_points({24: 1, 16: 1, 13: 4, 8: 3, 6: 5, 5: 1}, {24: 2, 13: 5, 8: 3, 6: 5})
+    assert pos != pos.swap_sides()
+    probs = ev.evaluate([pos, pos.swap_sides(), Position.start()])
+    assert len(probs) == 3 and all(isinstance(p, Probs) for p in probs)
+    assert probs[0] != probs[1]
+    alone = ev.evaluate([pos.swap_sides()])[0]
+    assert alone.as_list() == pytest.approx(probs[1].as_list(), abs=1e-6)
+    assert ev.evaluate([Position.start().swap_sides()])[0].as_list() == pytest.approx(probs[2].as_list(), abs=1e-6)
 
 
 @pytest.mark.parametrize("content", [b"", b"not a checkpoint at all", b"PK\x03\x04garbage"])

@@ -260,3 +260,13 @@ def test_the_page_fits_a_phone(server: str, browser: Any, tmp_path: Path) -> Non
         browser.save_screenshot(str(tmp_path / "phone.png"))
     finally:
         browser.set_window_size(1280, 1000)
+
+
+def test_the_api_docs_render_offline(server: str, browser: Any) -> None:
+    """/docs is drawn by the app's own script from /openapi.json: one section per endpoint."""
+    browser.get(server + "/docs")
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "section.endpoint")) >= 8)
+    paths = {e.find_element(By.TAG_NAME, "code").text for e in browser.find_elements(By.CSS_SELECTOR, "section.endpoint")}
+    assert {"/api/hint", "/api/moves", "/api/cube", "/api/play", "/api/rollout", "/api/analyze", "/api/health"} <= paths
+    hint = browser.find_element(By.ID, "get-api-hint")
+    assert "position" in hint.text and "ply" in hint.text

@@ -91,3 +91,38 @@ def test_device_encoder_runs_the_same_loop(tmp_path):
     assert read_checkpoint(out / "last.pt")["config"]["encoder"] == "torch"
     r = run_train("--config", "configs/quick.toml", "--encoder=gpu", "--out", str(out))
     assert r.returncode == 2 and "encoder must be" in r.stderr
+
+
+def test_help_lists_every_config_field_with_its_help():
+    from dataclasses import fields
+
+    from bgnet.trainer.config import TrainConfig, field_docs
+
+    r = run_train("--help")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    docs = field_docs()
+    assert set(docs) == {f.name for f in fields(TrainConfig)}
+    for name, doc in docs.items():
+        assert doc, f"field {name} has no docstring"
+        assert f"--{name}=" in text and doc in text, name
+
+
+def test_run_folders_carry_the_seed_and_the_time_unless_out_is_given(tmp_path):
+    from bgnet.trainer.config import build_config
+    from bgnet.trainer.selfplay import run_folder
+
+    cfg = build_config(None, {"run_name": "quick", "seed": 7})
+    a = run_folder(cfg, None, None, now=0.0)
+    b = run_folder(cfg, None, None, now=3600.0)
+    assert a.parent.name == "runs" and a.name.startswith("quick__7__") and a != b
+    assert run_folder(cfg, str(tmp_path / "mine"), None) == tmp_path / "mine"
+    ckpt = tmp_path / "r" / "last.pt"
+    assert run_folder(cfg, None, str(ckpt)) == (tmp_path / "r").resolve()  # a resume stays in its folder
+    # Through `bgnet train` from another folder: the run lands in ./runs/<name>__<seed>__<time>/.
+    r = subprocess.run([sys.executable, "-m", "bgnet", "train", "--config", str(ROOT / "configs" / "quick.toml"),
+                        *TINY, "--games=16", "--seed=5", "--run_name=named"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    [made] = (tmp_path / "runs").iterdir()
+    assert made.name.startswith("named__5__") and (made / "last.pt").is_file()

@@ -104,7 +104,7 @@ class Lanes:
     keep both cores busy; more would only take turns at the GIL.
     """
 
-    def __init__(self, quick: int = 4, search: int = 2, deep: int = 2) -> None:
+    def __init__(self, quick: int = 4, search: int = 1, deep: int = 2) -> None:
         import anyio
 
         self.limiters = (anyio.CapacityLimiter(quick), anyio.CapacityLimiter(search), anyio.CapacityLimiter(deep))
@@ -121,7 +121,8 @@ class RolloutRequest(BaseModel):
 
     position: str = Field(description="Position ID, PositionID:MatchID or XGID")
     dice: str | None = Field(None, description="the roll, e.g. 31; omit to roll out the position itself")
-    trials: int = Field(144, ge=1, description="games to play out (the server caps this)")
+    plays: list[str] | None = Field(None, max_length=10, description="the plays to roll out (default: those the hint's filter keeps)")
+    trials: int = Field(144, ge=1, description="games to play out per play (the server caps this)")
     truncate: int | None = Field(None, ge=1, description="stop each trial after this many plies and use the net")
     ply: int = Field(0, ge=0, le=1, description="search depth of the plays inside the trials")
     cubeful: bool = False
@@ -195,12 +196,9 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Engine | None = None
     @app.get("/api/health", tags=["server"])
     def health() -> dict[str, Any]:
         """Whether the server is up, which net it serves and its limits."""
-        from importlib.util import find_spec
-
         return {"status": "ok", "model": engine.model_path, "max_ply": config.max_ply, "deep_jobs": config.deep_jobs,
                 "play_ply": config.play_ply, "rollout_max_trials": config.rollout_max_trials,
-                "rollout": find_spec("bgnet.rollout") is not None, "analyze": find_spec("bgnet.analysis") is not None,
-                "pid": os.getpid()}
+                "analyze_max_ply": config.analyze_max_ply, "pid": os.getpid()}
 
     @app.get("/api/position", tags=["positions"])
     async def position(position: str = pos_q) -> JSONResponse:
@@ -235,14 +233,14 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Engine | None = None
         """A small rollout (the server caps the trials); refused with 429 while other deep work runs."""
         r = request
         return JSONResponse(await lanes.run(2, engine.rollout, r.position, r.dice, r.trials, r.truncate, r.ply,
-                                            r.cubeful, r.seed))
+                                            r.cubeful, r.seed, r.plays))
 
     @app.post("/api/analyze", tags=["analysis"])
     async def analyze(file: UploadFile = File(..., description="a .mat or .sgf match file"),
-                      ply: int = Form(0, ge=0)) -> JSONResponse:
+                      ply: int = Form(0, ge=0), lenient: bool = Form(False)) -> JSONResponse:
         """Every decision of an uploaded match rated (size-limited upload)."""
         data = await file.read(config.max_upload_bytes + 1)
-        return JSONResponse(await lanes.run(2, engine.analyze, file.filename or "upload", data, ply))
+        return JSONResponse(await lanes.run(2, engine.analyze, file.filename or "upload", data, ply, lenient))
 
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, upload_limit=config.max_upload_bytes,  # type: ignore[arg-type]
                        upload_paths=("/api/analyze",))

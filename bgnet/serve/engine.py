@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.util
 import secrets
 import threading
 from dataclasses import asdict, dataclass
@@ -29,9 +27,10 @@ from typing import Any, Iterator, cast
 import numpy as np
 
 from bgnet import game as g
-from bgnet.cli import _position_and_state, moves_to_dict
+from bgnet.cli import _position_and_state, build_parser, cube_of, hint_of, moves_to_dict
 from bgnet.cube import cube_decision
-from bgnet.hint import cube_hint, move_hint
+from bgnet.errors import BgnetError
+from bgnet.hint import MoveHints, cube_hint, move_hint
 from bgnet.match import MatchState
 from bgnet.movegen import legal_moves, parse_dice
 from bgnet.notation import Move
@@ -44,7 +43,7 @@ HUMAN, BOT = 0, 1
 MAX_MATCH_LENGTH = 25
 
 
-class ApiError(ValueError):
+class ApiError(BgnetError):
     """A request the server refuses: an HTTP status and one sentence for the client."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -64,8 +63,8 @@ class ServeConfig:
     """Searches at 2 plies or more, rollouts and analyses allowed at the same time; one more gets status 429."""
     play_ply: int = 0
     """The bot's search depth in games against it (0 or 1: it answers at once)."""
-    rollout_max_trials: int = 1296
-    """Most trials one rollout request may ask for."""
+    rollout_max_trials: int = 324
+    """Most trials (per play) one rollout request may ask for: a few seconds of work."""
     analyze_max_ply: int = 1
     """Deepest analysis of an uploaded match."""
     max_body_bytes: int = 64 * 1024
@@ -161,6 +160,8 @@ class Engine:
         self.probs_fn: ProbsFn = probs_fn
         self._deep = threading.BoundedSemaphore(config.deep_jobs)
         self._lock: threading.Lock | None = threading.Lock() if config.engine_lock else None
+        parser = build_parser()
+        self._cli_defaults = {cmd: vars(parser.parse_args([cmd, "POSITION"])) for cmd in ("hint", "cube")}
         if config.blas_threads:
             limit_blas_threads(config.blas_threads)
 
@@ -215,62 +216,66 @@ class Engine:
         Each ranked play also carries ``steps``, its one-die (from, to) steps in
         the mover's numbering, so that a client can draw it.
         """
-        pos, state, id_dice = _parse(text)
-        d = parse_dice(dice) if dice not in (None, "") else id_dice
+        _parse(text)
         ply = self.check_ply(ply)
         if top is not None and top < 1:
             raise ApiError(400, f"top must be at least 1, got {top}")
+        args = self._cli_args("hint", position=text, dice=dice or None, ply=ply, cubeful=cubeful, top=top)
         with self.work(deep=ply >= 2):
-            if d is None:
-                return cube_hint(self.probs_fn, pos, state, ply=ply).to_dict()
-            hints = move_hint(self.probs_fn, pos, d, ply=ply, state=state, top=top, cubeful=cubeful)
-        out = hints.to_dict()
-        for row, m in zip(out["moves"], hints.moves):
-            row["steps"] = [list(s) for s in m.move.steps]
+            _pos, hint = hint_of(args, self.probs_fn)
+        out = hint.to_dict()
+        if isinstance(hint, MoveHints):
+            for row, m in zip(out["moves"], hint.moves):
+                row["steps"] = [list(s) for s in m.move.steps]
         return out
 
     def cube(self, text: str, ply: int = 0) -> dict[str, Any]:
         """The cube decision of the side on roll, as ``bgnet cube --json``."""
-        pos, state, _dice = _parse(text)
+        _parse(text)
         ply = self.check_ply(ply)
         with self.work(deep=ply >= 2):
-            return cube_hint(self.probs_fn, pos, state, ply=ply).to_dict()
+            return cube_of(self._cli_args("cube", position=text, ply=ply), self.probs_fn).to_dict()
+
+    def _cli_args(self, command: str, **values: Any) -> argparse.Namespace:
+        """The arguments ``bgnet COMMAND`` would get: the CLI's own defaults, with ``values`` set."""
+        return argparse.Namespace(**{**self._cli_defaults[command], **values})
 
     def rollout(self, text: str, dice: str | None, trials: int, truncate: int | None, ply: int,
-                cubeful: bool, seed: int) -> dict[str, Any]:
-        """A small rollout of the position (or of every play of ``dice``) through ``bgnet.rollout``."""
-        if importlib.util.find_spec("bgnet.rollout") is None:
-            raise ApiError(501, "rollouts are not available in this version of bgnet")
+                cubeful: bool, seed: int, plays: list[str] | None = None) -> dict[str, Any]:
+        """A small rollout of the plays of ``dice`` (or, without dice, of the cube decision), as ``bgnet rollout --json``."""
         if not 1 <= trials <= self.config.rollout_max_trials:
             raise ApiError(400, f"trials must be from 1 to {self.config.rollout_max_trials} on this server, got {trials}")
-        if ply > 1:
-            raise ApiError(400, f"rollouts on this server play at most 1 ply, got ply {ply}")
+        if ply not in (0, 1):
+            raise ApiError(400, f"checker play in rollouts is 0-ply or 1-ply, got ply {ply}")
+        if plays is not None and not 1 <= len(plays) <= 10:
+            raise ApiError(400, "plays must list from 1 to 10 plays")
         pos, state, id_dice = _parse(text)
         d = parse_dice(dice) if dice not in (None, "") else id_dice
-        ro: Any = importlib.import_module("bgnet.rollout")
-        with self.work(deep=True):
-            result = ro.rollout(self.probs_fn, pos, dice=d, trials=trials, truncate=truncate,
-                                ply=ply, cubeful=cubeful, state=state, seed=seed)
-        return dict(result.to_dict())
+        from bgnet.rollout import rollout
 
-    def analyze(self, name: str, data: bytes, ply: int) -> dict[str, Any]:
-        """Every decision of an uploaded ``.mat``/``.sgf`` match rated, through ``bgnet.analysis``."""
-        if importlib.util.find_spec("bgnet.analysis") is None:
-            raise ApiError(501, "match analysis is not available in this version of bgnet")
-        if not name.lower().endswith((".mat", ".sgf", ".txt")):
-            raise ApiError(400, f"the upload {name!r} should be a .mat or .sgf match file")
+        with self.work(deep=True):
+            result = rollout(self.probs_fn, pos, d, plays=plays, trials=trials, truncate=truncate, ply=ply,
+                             cubeful=cubeful, state=state, seed=seed)
+        return result.to_dict()
+
+    def analyze(self, name: str, data: bytes, ply: int, lenient: bool = False) -> dict[str, Any]:
+        """Every decision of an uploaded ``.mat``/``.sgf`` match rated, as ``bgnet analyze --json`` (plus skipped parts)."""
         if len(data) > self.config.max_upload_bytes:
             raise ApiError(413, f"the upload is larger than this server's limit of {self.config.max_upload_bytes} bytes")
-        if ply > self.config.analyze_max_ply:
+        if not 0 <= ply <= self.config.analyze_max_ply:
             raise ApiError(400, f"this server analyses at most {self.config.analyze_max_ply} plies deep, got {ply}")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = data.decode("latin-1")
-        an: Any = importlib.import_module("bgnet.analysis")
+        text = data.decode("utf-8", errors="replace")
+        from bgnet.analysis import analyse_match
+        from bgnet.matchfile import parse_mat, parse_sgf
+
+        source = f"the upload {name!r}"
+        match = (parse_sgf if text.lstrip().startswith("(;") else parse_mat)(text, lenient=lenient, source=source)
+        if not match.games:
+            raise ApiError(400, f"{source}: no game could be replayed")
         with self.work(deep=True):
-            result = an.analyze_text(self.probs_fn, text, name=name, ply=ply)
-        return dict(result.to_dict())
+            out = analyse_match(self.probs_fn, match, ply).to_dict()
+        out["skipped"] = [str(p) for p in match.problems]
+        return out
 
     # -- games against the bot ---------------------------------------------------------
     def play(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -79,6 +79,23 @@ class TrainConfig:
     """Backend "ray": finished games gathered from all actors between two weight broadcasts."""
 
 
+def field_docs() -> dict[str, str]:
+    """Each TrainConfig field's docstring (the string under it in the class body), in field order."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(TrainConfig))).body[0]
+    assert isinstance(body, ast.ClassDef)
+    docs: dict[str, str] = {}
+    items = body.body
+    for node, nxt in zip(items, items[1:]):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)):
+            docs[node.target.id] = " ".join(nxt.value.value.split())
+    return {f.name: docs.get(f.name, "") for f in fields(TrainConfig)}
+
+
 def _coerce(name: str, value: Any, kind: Any) -> Any:
     origin = getattr(kind, "__origin__", None)
     if kind is bool:

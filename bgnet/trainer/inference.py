@@ -32,7 +32,8 @@ class TorchEvaluator:
         else:
             x = torch.from_numpy(encode(boards, self.threads, self.net.config.feature_version)).to(
                 self.device, non_blocking=True)
-        return self.net(x).float().cpu().numpy()  # type: ignore[no-any-return]
+        out: np.ndarray = self.net(x).float().cpu().numpy()
+        return out
 
     def __call__(self, boards: np.ndarray) -> np.ndarray:
         return self.probs_of_boards(boards)

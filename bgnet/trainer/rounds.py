@@ -3,6 +3,7 @@
     python -m bgnet.trainer.rounds --init runs/v2/last.pt --out runs/rounds [--rounds 4] [--positions 20000]
         [--label ply1|ply2|rollout] [--epochs 3] [--lr 1e-4] [--duel-pairs 2000] [--seed 1]
     python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
+    python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
 
 Each round r starts from the current net: it plays self-play games with it
 (``exploration`` random plays keep the positions varied) and samples
@@ -241,11 +242,56 @@ def widen_main(argv: list[str]) -> int:
     return 0
 
 
+def duel_netset(path: str, opponent: str, games: int, seed: int, bearoff: bool = True,
+                chunk: int = 256) -> Any:
+    """A paired cubeless duel of the NetSet in checkpoint ``path`` (its nets by kind, the bear-off database when
+    ``bearoff``) against agent ``opponent`` (as ``python -m eval`` names them), on the deals and dice of
+    ``python -m eval A B --games games --seed seed``; the DuelResult for the NetSet."""
+    from bgnet.agents import load_agent
+    from bgnet.duel import NeuralScorer, play_cubeless
+    from bgnet.duel_stats import summarise_outcomes
+    from bgnet.evaluation.runner import DuelSpec
+    from bgnet.model import load_netset
+
+    netset = load_netset(path)
+    netset.bearoff = bearoff
+    spec = DuelSpec(path, opponent, games // 2, seed)
+    opp = load_agent(opponent, seed=spec.agent_seed(1)).batch_scorer()
+    if opp is None:
+        raise ValueError(f"agent {opponent!r} has no batch scorer")
+    mine = NeuralScorer(netset)
+    outcomes = []
+    for lo in range(0, games // 2, chunk):
+        outcomes += play_cubeless(mine, opp, range(lo, min(lo + chunk, games // 2)), seed)
+    return summarise_outcomes(outcomes)
+
+
+def duel_main(argv: list[str]) -> int:
+    """``duel CKPT OPPONENT [--games N] [--seed S] [--no-bearoff]``: a NetSet checkpoint in a paired duel."""
+    ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds duel", description=duel_main.__doc__)
+    ap.add_argument("checkpoint")
+    ap.add_argument("opponent")
+    ap.add_argument("--games", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-bearoff", action="store_true", help="the nets alone, without the bear-off database")
+    args = ap.parse_args(argv)
+    try:
+        res = duel_netset(args.checkpoint, args.opponent, args.games, args.seed, not args.no_bearoff)
+    except (ValueError, CheckpointError) as exc:
+        print(f"bgnet.trainer.rounds duel: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.checkpoint} ({'nets + bear-off database' if not args.no_bearoff else 'nets only'}) vs {args.opponent}: "
+          f"{res.games} games, seed {args.seed}: {res.ppg:+.3f} +- {res.ci95:.3f} ppg (95%), win rate {res.win_rate:.3f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: see the module docstring."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "widen":
         return widen_main(argv[1:])
+    if argv and argv[0] == "duel":
+        return duel_main(argv[1:])
     d = RoundsConfig()
     ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds", description=__doc__.splitlines()[0])
     ap.add_argument("--init", required=True, help="checkpoint of the starting net (a TD run's last.pt or a release)")

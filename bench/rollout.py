@@ -1,0 +1,244 @@
+"""Rollout benchmarks: throughput against GNU Backgammon's own rollout, a full 1,296-trial rollout, variance reduction.
+
+    python bench/rollout.py                 # every section (about 3 minutes on a 2-core machine)
+    python bench/rollout.py --json          # one JSON object
+    python bench/rollout.py --only gnubg    # one section: gnubg | full | vr | agree
+
+Sections:
+
+* ``gnubg``: rollout games per second of ``bgnet.rollout`` (the shipped net, 0-ply, one thread) and of the
+  ``gnubg`` package's ``rollout`` command (its own nets, 0-ply, ``set threads 1``) on the same position,
+  trials, truncation and dice settings, without and with variance reduction (gnubg's lookahead, ours by luck);
+* ``full``: wall time of a full (untruncated) 1,296-trial 0-ply cubeless rollout of the opening position
+  (X to roll), chunks on two threads, with and without luck variance reduction;
+* ``vr``: standard error and time of the same 1,296-trial rollout with and without luck VR, one thread;
+* ``agree``: ``bgnet.rollout`` driven by GNU Backgammon's evaluator (``GnubgAgent(0).probs_fn``, gnubg-nn)
+  against the gnubg package's own rollout of the same position and settings: the means must agree within
+  their combined 95% interval.
+
+gnubg is a reference here only (never imported by bgnet). Its text goes to C-level stdout, so it is
+captured through ``os.dup2`` on file descriptor 1; its progress printing is switched on through the
+exported ``fShowProgress`` flag, since that is how the text build prints a rollout's result.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one BLAS thread per worker
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bgnet.position import Position  # noqa: E402
+from bgnet.rollout import RolloutSettings, rollout, thread_map  # noqa: E402
+
+OPENING = "4HPwATDgc/ABMA"
+"""The opening position, X to roll (gnubg: a game in progress with no dice rolled)."""
+OPENING_MATCH_ID = "cAkAAAAAAAAA"
+"""Money game, X on roll, no dice: the Match ID gnubg needs to roll out the position before the roll."""
+
+
+# -- GNU Backgammon, driven through its command interpreter ----------------------------------
+
+
+class Gnubg:
+    """The gnubg package's command interpreter with its C stdout captured."""
+
+    def __init__(self) -> None:
+        import gnubg
+
+        self.gnubg = gnubg
+        self.libc = ctypes.CDLL(None)
+        ctypes.c_int.in_dll(ctypes.CDLL(gnubg._gnubg.__file__), "fShowProgress").value = 1
+        for c in ("set threads 1", "set player 0 human", "set player 1 human", "new session"):
+            self.command(c)
+
+    def command(self, cmd: str) -> str:
+        """Run one command; returns what it printed."""
+        sys.stdout.flush()
+        fd, path = tempfile.mkstemp()
+        saved = os.dup(1)
+        os.dup2(fd, 1)
+        try:
+            self.gnubg.command(cmd)
+        finally:
+            self.libc.fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
+        with open(path) as fh:
+            out = fh.read()
+        os.close(fd)
+        os.unlink(path)
+        return out
+
+    def rollout(self, position_id: str, match_id: str, trials: int, truncate: int | None, vr: bool, seed: int,
+                prune: bool = True) -> dict[str, object]:
+        """Roll out the position before the roll (cubeless, 0-ply); mean chances, stderrs and seconds."""
+        self.gnubg.setgnubgid(f"{position_id}:{match_id}")
+        for c in (f"set rollout trials {trials}", "set rollout cubeful off", "set rollout quasirandom on",
+                  f"set rollout varredn {'on' if vr else 'off'}", f"set rollout seed {seed}",
+                  f"set rollout truncation enable {'on' if truncate is not None else 'off'}",
+                  f"set rollout truncation plies {truncate or 10}",
+                  "set rollout bearofftruncation exact off", "set rollout bearofftruncation onesided off",
+                  "set rollout chequerplay plies 0", f"set rollout chequerplay prune {'on' if prune else 'off'}",
+                  "set rollout cubedecision plies 0", "set rollout truncation chequerplay plies 0",
+                  "set rollout truncation cubedecision plies 0", "set rollout later enable off",
+                  "set cache 1024", "set cache 1048576"):  # resizing empties gnubg's evaluation cache
+            self.command(c)
+        t0 = time.perf_counter()
+        out = self.command("rollout")
+        seconds = time.perf_counter() - t0
+        final = out.split("Printing final results.")[-1]
+        nums = re.search(r"^\s+([\d.]+) ([\d.]+) ([\d.]+) - ([\d.]+) ([\d.]+) ([\d.]+) CL ([+-][\d.]+)", final, re.M)
+        errs = re.search(r"^\s*\[([\d.]+) ([\d.]+) ([\d.]+) - ([\d.]+) ([\d.]+) ([\d.]+) CL\s+([\d.]+)\]", final, re.M)
+        games = re.search(r"^(\d+) games", final, re.M)
+        if not nums or not errs or not games:
+            raise RuntimeError(f"could not read gnubg's rollout output:\n{out[-2000:]}")
+        w, wg, wb, _l, lg, lb, eq = (float(x) for x in nums.groups())
+        sw, swg, swb, _sl, slg, slb, seq = (float(x) for x in errs.groups())
+        return {"probs": [w, wg, wb, lg, lb], "stderr": [sw, swg, swb, slg, slb], "equity": eq, "equity_stderr": seq,
+                "games": int(games.group(1)), "seconds": seconds}
+
+
+# -- ours ---------------------------------------------------------------------------------------
+
+
+def _net():
+    from bgnet.agents import load_agent
+
+    return load_agent("default", ply=0).probs_fn
+
+
+def ours(probs_fn, position_id: str, trials: int, truncate: int | None, vr: bool, seed: int, workers: int = 1,
+         chunk_size: int = 648, prune: int = 0) -> dict[str, object]:
+    """bgnet's rollout of the position before the roll (cubeless, 0-ply); mean chances, stderrs and seconds."""
+    st = RolloutSettings(trials=trials, truncate=truncate, luck_vr=vr, bearoff=False, chunk_size=chunk_size,
+                         prune=prune)
+    t0 = time.perf_counter()
+    res = rollout(probs_fn, Position.from_position_id(position_id), settings=st, seed=seed, bearoff_fn=None,
+                  map_fn=thread_map(workers) if workers > 1 else None)
+    seconds = time.perf_counter() - t0
+    c = res.candidates[0]
+    return {"probs": list(c.probs), "stderr": list(c.probs_stderr), "equity": c.equity,
+            "equity_stderr": c.equity_stderr, "games": c.trials, "seconds": seconds}
+
+
+def _row(name: str, r: dict[str, object]) -> str:
+    p = r["probs"]
+    return (f"  {name:<34} {r['games']:5d} games {r['seconds']:7.2f} s {r['games'] / r['seconds']:8.1f} games/s  "
+            f"win {p[0]:.3f}  eq {r['equity']:+.3f} +- {r['equity_stderr']:.3f}")
+
+
+def section_gnubg(trials: int, truncate: int, seed: int) -> dict[str, object]:
+    net = _net()
+    for vr in (False, True):  # warm-up: compiled kernels, weights in cache
+        ours(net, OPENING, 36, truncate, vr, seed, prune=8)
+    g = Gnubg()
+    out: dict[str, object] = {"trials": trials, "truncate": truncate}
+    for vr in (False, True):
+        for prune in (True, False):
+            a = ours(net, OPENING, trials, truncate, vr, seed, prune=8 if prune else 0)
+            b = g.rollout(OPENING, OPENING_MATCH_ID, trials, truncate, vr, seed, prune=prune)
+            key = ("vr" if vr else "plain") + ("_pruned" if prune else "_full")
+            out[key] = {"bgnet": a, "gnubg": b, "ratio": (a["games"] / a["seconds"]) / (b["games"] / b["seconds"])}
+            print(f"[gnubg] {trials} trials, truncated at {truncate} plies, 0-ply, one thread, "
+                  f"{'with' if vr else 'without'} variance reduction, "
+                  f"{'pruned (bgnet: pubeval top 8; gnubg: its pruning nets)' if prune else 'no pruning'}:")
+            print(_row("bgnet (its net)", a))
+            print(_row("gnubg package (its nets)", b))
+            print(f"  ratio bgnet / gnubg: {out[key]['ratio']:.2f}x")
+    return out
+
+
+def section_full(seed: int) -> dict[str, object]:
+    net = _net()
+    ours(net, OPENING, 36, 2, True, seed)
+    out: dict[str, object] = {}
+    for vr in (False, True):
+        r = ours(net, OPENING, 1296, None, vr, seed, workers=2, chunk_size=324)
+        out["vr" if vr else "plain"] = r
+        print(f"[full] 1296-trial full 0-ply cubeless rollout of the opening position, 2 threads, "
+              f"{'with' if vr else 'without'} luck VR:")
+        print(_row("bgnet", r))
+    return out
+
+
+def section_vr(seed: int, trials: int = 1296) -> dict[str, object]:
+    net = _net()
+    ours(net, OPENING, 36, 2, True, seed)
+    plain = ours(net, OPENING, trials, None, False, seed)
+    vr = ours(net, OPENING, trials, None, True, seed)
+    se_ratio = plain["equity_stderr"] / vr["equity_stderr"]
+    t_ratio = vr["seconds"] / plain["seconds"]
+    print(f"[vr] {trials}-trial full 0-ply rollout of the opening position, one thread:")
+    print(_row("without VR (quasi-random dice only)", plain))
+    print(_row("with luck VR", vr))
+    print(f"  stderr {se_ratio:.2f}x smaller at {t_ratio:.2f}x the time "
+          f"(variance x time: {se_ratio ** 2 / t_ratio:.2f}x more efficient)")
+    return {"plain": plain, "vr": vr, "stderr_ratio": se_ratio, "time_ratio": t_ratio}
+
+
+def section_agree(trials: int, truncate: int, seed: int) -> dict[str, object]:
+    from bgnet.agents import GnubgAgent
+
+    fn = GnubgAgent(0).probs_fn
+    a = ours(fn, OPENING, trials, truncate, True, seed)
+    g = Gnubg()
+    b = g.rollout(OPENING, OPENING_MATCH_ID, trials, truncate, True, seed + 1, prune=False)
+    names = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+    rows = {}
+    ok = True
+    for i, name in enumerate(names + ("equity",)):
+        x = a["equity"] if name == "equity" else a["probs"][i]
+        y = b["equity"] if name == "equity" else b["probs"][i]
+        sx = a["equity_stderr"] if name == "equity" else a["stderr"][i]
+        sy = b["equity_stderr"] if name == "equity" else b["stderr"][i]
+        # gnubg prints three decimals: its rounding (0.0005) is added to the interval.
+        bound = 1.96 * (sx ** 2 + sy ** 2) ** 0.5 + 0.0005
+        rows[name] = {"bgnet": x, "gnubg": y, "diff": x - y, "bound95": bound, "agree": abs(x - y) <= bound}
+        ok &= abs(x - y) <= bound
+    print(f"[agree] gnubg's evaluator in bgnet.rollout vs the gnubg package's rollout: {trials} trials, "
+          f"truncated at {truncate}, 0-ply, cubeless, VR on both (gnubg: no pruning nets):")
+    for name, r in rows.items():
+        print(f"  {name:<16} bgnet {r['bgnet']:+.4f}  gnubg {r['gnubg']:+.4f}  diff {r['diff']:+.4f}  "
+              f"95% bound {r['bound95']:.4f}  {'ok' if r['agree'] else 'DISAGREE'}")
+    print(f"  times: bgnet with gnubg-nn evaluator {a['seconds']:.1f} s, gnubg {b['seconds']:.1f} s; "
+          f"{'all agree' if ok else 'SOME DISAGREE'}")
+    return {"rows": rows, "agree": ok, "bgnet_seconds": a["seconds"], "gnubg_seconds": b["seconds"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--only", choices=("gnubg", "full", "vr", "agree"), default=None)
+    parser.add_argument("--trials", type=int, default=1296, help="trials of the gnubg and agree sections")
+    parser.add_argument("--truncate", type=int, default=7, help="truncation of the gnubg and agree sections")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    out: dict[str, object] = {"load_average": os.getloadavg()}
+    print(f"load average at start: {os.getloadavg()[0]:.2f} (2-core machine)")
+    if args.only in (None, "gnubg"):
+        out["gnubg"] = section_gnubg(args.trials, args.truncate, args.seed)
+    if args.only in (None, "full"):
+        out["full"] = section_full(args.seed)
+    if args.only in (None, "vr"):
+        out["vr"] = section_vr(args.seed)
+    if args.only in (None, "agree"):
+        out["agree"] = section_agree(args.trials, args.truncate, args.seed)
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
