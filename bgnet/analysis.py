@@ -364,7 +364,7 @@ def analyse_game(fn: ProbsFn, replayed: ReplayedGame, ply: int = 2,
                 chosen = dv if did == "double" else nd
                 loss = max(0.0, optimal - chosen)
                 close = did == "double" or (r in deep and optimal - dv < CLOSE_CUBE)
-                played = word if did == "double" else f"no {word}"
+                choice = word if did == "double" else f"no {word}"
                 alts: tuple[tuple[str, float], ...] = ((f"no {word}", nd), (f"{word}, take", cd.equity_double_take or 0.0),
                                                        (f"{word}, pass", cd.equity_double_pass or 0.0))
                 kind = "cube"
@@ -373,12 +373,12 @@ def analyse_game(fn: ProbsFn, replayed: ReplayedGame, ply: int = 2,
                 took = did in ("take", "beaver")
                 best_word = "take" if dt <= dp else "pass"
                 loss = max(0.0, (dt - dp) if took else (dp - dt))
-                close, played, kind = True, {"take": "take", "drop": "pass", "beaver": "beaver"}[did], "response"
+                close, choice, kind = True, {"take": "take", "drop": "pass", "beaver": "beaver"}[did], "response"
                 alts = (("take", -dt), ("pass", -dp))
                 chosen = -dt if took else -dp
             decisions[(i, 0)] = Decision(
                 game=number, move_number=st.action.number, player=st.action.player, kind=kind,
-                position_id=p.position_id(), dice=None, played=played, best=best_word, loss=float(loss),
+                position_id=p.position_id(), dice=None, played=choice, best=best_word, loss=float(loss),
                 mark=mark_of(loss) if close else "", unforced=bool(close), equity=float(chosen),
                 alternatives=tuple((c, float(e)) for c, e in alts))
     # A "no double" decision comes before its roll: order by step, the cube first.

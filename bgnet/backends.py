@@ -48,6 +48,33 @@ class BackendError(BgnetError):
     """A backend that cannot be used as asked (ray missing, bad address, bad option)."""
 
 
+def single_blas_thread() -> bool:
+    """Run numpy's bundled OpenBLAS on one thread in this process, as Ray runs its workers (OMP_NUM_THREADS=1).
+
+    Why: a matrix product's rounding depends on how many BLAS threads split it, so
+    a net's outputs (and a rollout's means) would differ in the last bits between
+    this process and the workers. Returns whether one thread is now in force.
+    """
+    if "1" in (os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS")):
+        return True
+    import ctypes
+    import glob
+
+    folder = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
+        try:
+            lib = ctypes.CDLL(path)  # already loaded by numpy: the same handle
+        except OSError:
+            continue
+        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                     "openblas_set_num_threads64_", "openblas_set_num_threads"):
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(1)
+                return True
+    return False
+
+
 def chunk_seeds(seed: int, n_chunks: int) -> list[int]:
     """One 63-bit seed per chunk, from the run's seed and the chunk's index only (not from any worker count)."""
     return [int(np.random.SeedSequence([int(seed), 0xC4A2, i]).generate_state(2, np.uint64)[0] >> np.uint64(1))
@@ -106,6 +133,7 @@ _SHARED: dict[str, Any] = {}
 def _set_shared(shared: Any) -> None:
     """Pool initializer: keep ``shared`` for every chunk this process runs; one torch thread per process."""
     _SHARED["value"] = shared
+    single_blas_thread()
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
 
@@ -124,6 +152,7 @@ class LocalBackend:
         if workers < 1:
             raise BackendError(f"workers must be at least 1, not {workers}")
         self._workers = workers
+        single_blas_thread()  # the same float sums as a Ray worker's
         self.max_retries = max_retries
 
     @property
@@ -262,6 +291,7 @@ class RayBackend:
             raise BackendError(f"workers must be at least 1, not {num_workers}")
         self.ray = import_ray()
         self.address = address
+        single_blas_thread()  # whatever runs here (summaries, a local fallback) rounds as the workers do
         self.started = ensure_ray(address, num_workers)
         self.max_retries = max_retries
         self._num_workers = num_workers

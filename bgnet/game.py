@@ -2,7 +2,7 @@
 
 A ``Game`` is an immutable value; functions return the next value:
 
-    roll phase  --double()-->  doubled  --respond("take")--> roll phase (the doubler rolls)
+    roll phase  --double()-->  doubled  --respond("take")--> roll phase (the doubler must roll: no second double)
          |                        |--respond("pass")--> over (the doubler wins the cube's value)
          |                        '--respond("beaver")--> roll phase (with raccoons: beavered --raccoon()--> roll)
          '--roll(dice)--> move phase --play(afterstate)--> roll phase of the other side, or over

@@ -122,12 +122,13 @@ class Session:
         """Roll, or double first when the cube is available."""
         if not g.may_double(game):
             return g.roll(game, self.roll_dice())
+        dead = g.dead_cube(game)
+        prompt = "Your turn: roll, double, hint or quit" if dead is None else "Your turn: roll, hint or quit (dead cube)"
         while True:
-            cmd = self.ask("Your turn: roll, double, hint or quit").lower()
+            cmd = self.ask(prompt).lower()
             if cmd in ("", "roll", "r"):
                 return g.roll(game, self.roll_dice())
             if cmd in ("double", "d"):
-                dead = g.dead_cube(game)
                 if dead is not None:
                     self.say(f"You cannot double: {dead}.")
                     continue

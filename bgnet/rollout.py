@@ -602,8 +602,13 @@ class RolloutResult:
         lines.append(s.describe())
         lines.append(f"{self.trials_done} games{' (stopped early)' if self.interrupted else ''}, "
                      f"counter-based dice with seed {self.seed}")
-        lines.append(f"Play: {s.ply}-ply cubeless" + (f"; truncation evaluation {s.truncate_eval_ply}-ply"
-                                                       if s.truncate is not None else ""))
+        play = f"Play: {s.ply}-ply cubeless" + (f", pruned to pubeval's best {s.prune}" if s.prune else "")
+        if s.truncate is not None:
+            play += f"; truncation evaluation {s.truncate_eval_ply}-ply"
+        if s.luck_vr:
+            play += ("; luck judged on the checker play's choice" if s.luck_candidates == 0
+                     else f"; luck judged on pubeval's best {s.luck_candidates} plays of each roll")
+        lines.append(play)
         if self.cube is not None:
             lines.append(f"Proper cube action: {self.cube['proper_cube_action']}")
         return "\n".join(lines)
@@ -709,6 +714,26 @@ def _chunk_task(shared: tuple[Any, ...], chunk: tuple[int, int], _seed: int) -> 
     return rollout_chunk(probs_fn, candidates, chunk[0], chunk[1], settings, seed, state, bo)
 
 
+@dataclass(frozen=True)
+class ChunkTask:
+    """``rollout_chunk`` with everything but the chunk bound: ``task((chunk_index, trials_in_chunk))``.
+
+    A plain picklable object (when ``probs_fn`` is), so that a backend's ``map_fn``
+    can ship it to other processes or machines.
+    """
+
+    probs_fn: ProbsFn
+    candidates: tuple[Candidate, ...]
+    settings: RolloutSettings
+    seed: int
+    state: MatchState | None = None
+    bearoff_fn: BearoffFn | None = None
+
+    def __call__(self, chunk: tuple[int, int]) -> ChunkResult:
+        return rollout_chunk(self.probs_fn, self.candidates, chunk[0], chunk[1], self.settings, self.seed,
+                             self.state, self.bearoff_fn)
+
+
 def chunk_plan(settings: RolloutSettings) -> list[tuple[int, int]]:
     """``(chunk_index, trials_in_chunk)`` for every chunk of ``settings.trials``."""
     size = settings.chunk_size
@@ -751,6 +776,8 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
         raise RolloutError("the game in this position is over: one side has borne off all 15 checkers")
     settings = replace(settings or RolloutSettings(), **overrides) if overrides else (settings or RolloutSettings())
     bo: BearoffFn | None = _default_bearoff() if bearoff_fn == "auto" else bearoff_fn  # type: ignore[assignment]
+    if bo is None and settings.bearoff:
+        settings = replace(settings, bearoff=False)  # no database: say so in the result
     d = parse_dice(dice) if dice is not None else None
     if d is not None:
         candidates = play_candidates(pos, d, plays, probs_fn, state)
@@ -760,10 +787,7 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
         candidates = [position_candidate(pos)]
         cubeful = True
     plan = chunk_plan(settings)
-
-    def run(args: tuple[int, int]) -> ChunkResult:
-        return rollout_chunk(probs_fn, candidates, args[0], args[1], settings, seed, state, bo)
-
+    run = ChunkTask(probs_fn, tuple(candidates), settings, seed, state, bo)
     done: list[ChunkResult] = []
     interrupted = False
     bar = _progress_bar(settings.trials, progress)
@@ -954,8 +978,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         fn = load_numpy_net(args.model or default_checkpoint()).probs_of_boards
         settings = RolloutSettings(trials=max(1, args.trials), ply=min(args.ply, 1) if args.trials > 0 else 0,
                                    truncate=args.truncate)
-        from bgnet.backends import make_backend
+        from bgnet.backends import make_backend, single_blas_thread
 
+        single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
         backend = (make_backend(args.backend, args.workers, args.ray_address)
                    if args.backend == "ray" or args.ray_address else None)
         b, p, se = label_positions(fn, boards, trials=args.trials, ply=args.ply, seed=args.seed, settings=settings,

@@ -34,6 +34,8 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stratified (quasi-random) dice (default on)")
     parser.add_argument("--bearoff", action=argparse.BooleanOptionalAction, default=True,
                         help="stop trials at the bear-off database with its exact chances (default on)")
+    parser.add_argument("--prune", type=int, default=0, metavar="N",
+                        help="checker play: the net judges only pubeval's best N plays (default 0: every play)")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="threads running chunks of trials (default 1); with --backend ray, Ray tasks in flight")
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
@@ -85,10 +87,11 @@ def run_rollout(args: argparse.Namespace) -> int:
     pos, state, id_dice = _position_state_dice(args.position, args.match)
     dice = parse_dice(args.dice) if args.dice is not None else id_dice
     settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
-                               quasi_random=args.quasi_random, luck_vr=args.luck)
+                               quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune)
     probs_fn = load_numpy_net(args.model or default_checkpoint()).probs_of_boards
-    from bgnet.backends import make_backend
+    from bgnet.backends import make_backend, single_blas_thread
 
+    single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
     backend = (make_backend(args.backend, args.workers if args.workers > 1 else None, args.ray_address)
                if args.backend == "ray" or args.ray_address else None)
     result = rollout(probs_fn, pos, dice, plays=args.plays, settings=settings, seed=args.seed,  # type: ignore[arg-type]

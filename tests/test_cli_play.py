@@ -78,6 +78,8 @@ def answer(prompt: str, transcript: str, double: bool, take: bool) -> str:
         return legal_moves(last_position(transcript), (int(move.group(1)), int(move.group(2))))[0].text
     if prompt.startswith("Your turn: roll, double"):
         return "double" if double else "roll"
+    if prompt.startswith("Your turn: roll, hint or quit (dead cube)"):
+        return "roll"
     if prompt.startswith("Take or pass?"):
         return "take" if take else "pass"
     raise AssertionError(f"unexpected prompt {prompt!r}")
@@ -309,6 +311,7 @@ def test_a_dead_cube_is_refused_with_a_sentence() -> None:
     inp = io.StringIO("double\nroll\n")
     s = Session(StubBot(), rules, np.random.default_rng(0), inp, out)
     after = s.human_roll_phase(game)
+    assert "Your turn: roll, hint or quit (dead cube)> " in out.getvalue()
     assert "You cannot double: you need only this game to win the match, so the cube is dead." in out.getvalue()
     assert after.phase == "move" and after.cube == 1
 

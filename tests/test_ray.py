@@ -119,6 +119,38 @@ def test_duels_on_ray_equal_the_local_duels(tmp_path: Path, monkeypatch: pytest.
         assert local.games == 2 * spec.pairs if spec.rules is None else local.matches == 2 * spec.pairs
 
 
+def test_rollouts_and_labels_on_ray_equal_the_local_ones(tmp_path: Path) -> None:
+    from bgnet.fastnet import load_numpy_net
+    from bgnet.rollout import RolloutSettings, label_positions, rollout
+    from bgnet.selfplay import START_BOARD
+
+    torch.manual_seed(2)
+    net_path = tmp_path / "net.pt"
+    save_checkpoint(net_path, BgNet(ModelConfig(hidden=(64,))))
+    fn = load_numpy_net(net_path).probs_of_boards
+    backend = RayBackend(num_workers=2)
+    kw: dict[str, Any] = {"trials": 48, "truncate": 5, "chunk_size": 12, "seed": 9}
+    local = rollout(fn, "4HPwATDgc/ABMA", "31", backend=LocalBackend(1), **kw)
+    on_ray = rollout(fn, "4HPwATDgc/ABMA", "31", backend=backend, **kw)
+    assert local.to_dict() == on_ray.to_dict() and local.trials == 48
+    assert local.to_dict() != rollout(fn, "4HPwATDgc/ABMA", "31", backend=backend, **{**kw, "seed": 10}).to_dict()
+    boards = np.tile(START_BOARD, (4, 1))
+    st = RolloutSettings(truncate=4)
+    a = label_positions(fn, boards, trials=24, seed=1, batch=48, settings=st, backend=LocalBackend(1))
+    b = label_positions(fn, boards, trials=24, seed=1, batch=48, settings=st, backend=backend)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b)) and (a[2] > 0).any()
+
+
+def test_an_unreachable_cluster_is_one_sentence() -> None:
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "eval", "pubeval", "random", "--games", "2", "--quiet",
+                           "--backend", "ray", "--ray-address", "127.0.0.1:1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot reach a Ray cluster at '127.0.0.1:1'" in proc.stderr
+
+
 class FlakyActor(SelfPlayActor):
     """A self-play actor whose first round raises and whose second round kills its process (each once, any actor)."""
 

@@ -294,3 +294,31 @@ def test_label_cli_writes_targets(tmp_path) -> None:
 def test_dice_table_matches_outcome_indices() -> None:
     assert _DICE36.shape == (36, 2) and len({tuple(r) for r in _DICE36.tolist()}) == 36
     assert isinstance(Candidate("x", tuple(START.board), True), Candidate)
+
+
+def test_pruning_limits_the_plays_the_net_judges(net) -> None:
+    asked = []
+
+    def counting(boards: np.ndarray) -> np.ndarray:
+        asked.append(len(boards))
+        return net(boards)
+    st = RolloutSettings(trials=72, truncate=3, luck_vr=False, prune=3, bearoff=False)
+    ch = rollout_chunk(counting, [position_candidate(MIDGAME)], 0, 72, st, 1)
+    assert max(asked[:-1]) <= 3 * 72  # each ply: at most 3 plays per live trial (the last call: the truncation)
+    full = rollout_chunk(net, [position_candidate(MIDGAME)], 0, 72, RolloutSettings(trials=72, truncate=3,
+                         luck_vr=False, bearoff=False), 1)
+    assert abs(ch.raw[0, :, 0].mean() - full.raw[0, :, 0].mean()) < 0.1  # same dice; plays differ where pubeval errs
+    with pytest.raises(RolloutError):
+        RolloutSettings(prune=-1)
+
+
+def test_chunk_tasks_pickle_for_other_processes(net) -> None:
+    import pickle
+
+    from bgnet.rollout import ChunkTask
+
+    st = RolloutSettings(trials=40, truncate=2, chunk_size=20, bearoff=False)
+    task = ChunkTask(net, (position_candidate(MIDGAME),), st, 3)
+    clone = pickle.loads(pickle.dumps(task))
+    a, b = task((1, 20)), clone((1, 20))
+    assert a.first_trial == 20 and np.allclose(a.values, b.values, atol=1e-6)

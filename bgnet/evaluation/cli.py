@@ -116,6 +116,9 @@ def _duel(a: str, b: str, args: argparse.Namespace, rules: Rules | None) -> tupl
     spec = DuelSpec(a, b, (args.games + 1) // 2, args.seed, rules)
     if args.backend == "local" and args.ray_address:
         raise EvalUsageError("--ray-address needs --backend ray")
+    from bgnet.backends import single_blas_thread
+
+    single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
     if args.backend == "ray" and args.ray_backend is None:  # one Ray connection for every duel of the command
         from bgnet.backends import RayBackend
 
