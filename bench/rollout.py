@@ -120,10 +120,10 @@ def _net():
 
 
 def ours(probs_fn, position_id: str, trials: int, truncate: int | None, vr: bool, seed: int, workers: int = 1,
-         chunk_size: int = 648, prune: int = 0) -> dict[str, object]:
-    """bgnet's rollout of the position before the roll (cubeless, 0-ply); mean chances, stderrs and seconds."""
+         chunk_size: int = 648, prune: int = 0, ply: int = 0) -> dict[str, object]:
+    """bgnet's rollout of the position before the roll (cubeless); mean chances, stderrs and seconds."""
     st = RolloutSettings(trials=trials, truncate=truncate, luck_vr=vr, bearoff=False, chunk_size=chunk_size,
-                         prune=prune)
+                         prune=prune, ply=ply)
     t0 = time.perf_counter()
     res = rollout(probs_fn, Position.from_position_id(position_id), settings=st, seed=seed, bearoff_fn=None,
                   map_fn=thread_map(workers) if workers > 1 else None)
@@ -185,7 +185,17 @@ def section_vr(seed: int, trials: int = 1296) -> dict[str, object]:
     print(_row("with luck VR", vr))
     print(f"  stderr {se_ratio:.2f}x smaller at {t_ratio:.2f}x the time "
           f"(variance x time: {se_ratio ** 2 / t_ratio:.2f}x more efficient)")
-    return {"plain": plain, "vr": vr, "stderr_ratio": se_ratio, "time_ratio": t_ratio}
+    out: dict[str, object] = {"plain": plain, "vr": vr, "stderr_ratio": se_ratio, "time_ratio": t_ratio}
+    # 1-ply checker play: the luck (judged at 0-ply) costs little next to the play itself.
+    plain1 = ours(net, OPENING, 324, 7, False, seed, ply=1)
+    vr1 = ours(net, OPENING, 324, 7, True, seed, ply=1)
+    se1, t1 = plain1["equity_stderr"] / vr1["equity_stderr"], vr1["seconds"] / plain1["seconds"]
+    print("[vr] 324-trial 1-ply rollout of the opening position truncated at 7 plies, one thread:")
+    print(_row("without VR", plain1))
+    print(_row("with luck VR", vr1))
+    print(f"  stderr {se1:.2f}x smaller at {t1:.2f}x the time (variance x time: {se1 ** 2 / t1:.2f}x)")
+    out["ply1"] = {"plain": plain1, "vr": vr1, "stderr_ratio": se1, "time_ratio": t1}
+    return out
 
 
 def section_agree(trials: int, truncate: int, seed: int) -> dict[str, object]:

@@ -104,14 +104,17 @@ class PlayerStats:
 
     @property
     def checker_error_rate_memg(self) -> float:
+        """Checker-play loss per unforced move, mEMG."""
         return 1000.0 * self.checker_loss / self.unforced_moves if self.unforced_moves else 0.0
 
     @property
     def cube_error_rate_memg(self) -> float:
+        """Cube loss per close or actual cube decision, mEMG."""
         return 1000.0 * self.cube_loss / self.close_cube_decisions if self.close_cube_decisions else 0.0
 
     @property
     def overall_error_rate_memg(self) -> float:
+        """Checker and cube loss per unforced move or close cube decision, mEMG."""
         n = self.unforced_moves + self.close_cube_decisions
         return 1000.0 * (self.checker_loss + self.cube_loss) / n if n else 0.0
 
@@ -122,6 +125,7 @@ class PlayerStats:
 
     @property
     def luck_rate_memg(self) -> float:
+        """Luck per roll, mEMG."""
         return 1000.0 * self.luck / self.rolls if self.rolls else 0.0
 
 
