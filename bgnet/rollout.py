@@ -4,7 +4,10 @@ A rollout estimates what a play (or a position before the roll) is worth by
 playing it to the end many times with the evaluator choosing every play.
 All trials of all candidates advance together, as in ``bgnet.selfplay``: each ply
 is one move generation over every live trial and one ``probs_fn`` call over
-every candidate afterstate, then a segment argmax.
+every candidate afterstate, then a segment argmax. Checker play is 0-ply (the net
+judges every play, or with ``prune`` only pubeval's best few, as GNU Backgammon's
+pruning nets do) or 1-ply; trials that share a position (all of them at the first
+ply) choose their play once.
 
 Reproducibility: the dice of trial ``i`` at ply ``t`` depend only on
 ``(seed, i, t)`` (a counter-based hash, no sequential generator), and every
@@ -20,7 +23,8 @@ Variance reduction, each switchable in ``RolloutSettings``:
   so each block sees every outcome once. Each trial's own dice stay i.i.d.
   uniform, so the mean is unbiased;
 * luck: at every ply the value (0-ply, for the mover) after the best play of each
-  of the 21 rolls is computed; the luck of the roll that came is its value minus
+  of the 21 rolls is computed (by default the best of pubeval's top 2 for each
+  roll, ``luck_candidates``; 0 judges every play); the luck of the roll that came is its value minus
   the probability-weighted average, and the sum of a trial's luck is subtracted
   from its result. The expected luck is exactly zero, so the mean does not move,
   and the plays themselves are unchanged (a control variate);
@@ -51,12 +55,12 @@ from bgnet import _movegen_kernels as mk
 from bgnet.cube import cube_decision
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
-from bgnet.movegen import _after_boards, legal_moves, parse_dice
+from bgnet.movegen import parse_dice
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
 from bgnet.search import (
-    DEFAULT_FILTERS, MONEY, ROLLS, MoveFilter, Utility, evaluate_boards, rank_moves, utility_for,
+    DEFAULT_FILTERS, ROLLS, MoveFilter, Utility, evaluate_boards, rank_moves, utility_for,
 )
 
 if TYPE_CHECKING:
@@ -66,10 +70,6 @@ ProbsFn = Callable[[np.ndarray], np.ndarray]
 """Maps boards (N, 26) int8 to (N, 5) probabilities for each board's side on roll."""
 BearoffFn = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 """Maps boards (N, 26) to (mask (N,) bool, probs (N, 5)): exact chances where ``mask`` is set."""
-T = TypeVar("T")
-R = TypeVar("R")
-MapFn = Callable[[Callable[[T], R], Iterable[T]], Iterator[R]]
-"""Like the builtin ``map``: where chunks run (local by default, or a backend's pool)."""
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 MAX_PLIES = 1000
@@ -120,7 +120,7 @@ class RolloutSettings:
     """Checker play: the net judges only the ``prune`` plays pubeval ranks highest (0: every play). Like GNU
     Backgammon's pruning nets, this saves most of the evaluations: at 8, pubeval's top 8 hold the net's own best
     play in about 96% of positions (measured on self-play positions), for about a third of the net's work."""
-    chunk_size: int = 648
+    chunk_size: int = 324
     """Trials per chunk; chunk ``k`` holds trials ``k * chunk_size`` and up (the result does not depend on it)."""
     max_plies: int = MAX_PLIES
 
@@ -220,7 +220,6 @@ def play_candidates(pos: Position, dice: Sequence[int] | str, plays: Sequence[st
                     state: MatchState | None = None, filter: MoveFilter | None = None) -> list[Candidate]:
     """The plays to roll out: ``plays`` given as text, or those the hint's move filter keeps."""
     d = parse_dice(dice)
-    moves = legal_moves(pos, d)
     chosen: list[Move]
     if plays:
         chosen = []

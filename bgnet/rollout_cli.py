@@ -36,6 +36,8 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop trials at the bear-off database with its exact chances (default on)")
     parser.add_argument("--prune", type=int, default=0, metavar="N",
                         help="checker play: the net judges only pubeval's best N plays (default 0: every play)")
+    parser.add_argument("--chunk-size", type=int, default=324, metavar="N",
+                        help="trials per chunk (progress and Ctrl-C granularity; the numbers do not depend on it)")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="threads running chunks of trials (default 1); with --backend ray, Ray tasks in flight")
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
@@ -77,6 +79,8 @@ def run_rollout(args: argparse.Namespace) -> int:
         raise ValueError(f"--ply must be 0 or 1 in rollouts, got {args.ply}")
     if args.truncate is not None and args.truncate < 0:
         raise ValueError(f"--truncate must be 0 or more plies, got {args.truncate}")
+    if args.chunk_size < 1:
+        raise ValueError(f"--chunk-size must be at least 1, got {args.chunk_size}")
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     from bgnet.fastnet import load_numpy_net
@@ -87,7 +91,8 @@ def run_rollout(args: argparse.Namespace) -> int:
     pos, state, id_dice = _position_state_dice(args.position, args.match)
     dice = parse_dice(args.dice) if args.dice is not None else id_dice
     settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
-                               quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune)
+                               quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
+                               chunk_size=args.chunk_size)
     probs_fn = load_numpy_net(args.model or default_checkpoint()).probs_of_boards
     from bgnet.backends import make_backend, single_blas_thread
 

@@ -71,3 +71,21 @@ def test_bad_input_is_one_line_and_exit_status_2() -> None:
         assert res.returncode == 2, (args, res.stdout, res.stderr)
         assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
         assert res.stderr.startswith("bgnet: error:")
+
+
+def test_ctrl_c_prints_the_trials_done_so_far() -> None:
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "bgnet", "rollout", START_ID, "31", "--plays", "8/5 6/5",
+                             "--trials", "50000", "--chunk-size", "36", "--truncate", "2", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    time.sleep(6.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    res = json.loads(out)
+    assert res["interrupted"] is True and 0 < res["trials_done"] < 50000 and res["trials_done"] % 36 == 0
+    assert res["candidates"][0]["trials"] == res["trials_done"]

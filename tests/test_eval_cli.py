@@ -125,3 +125,21 @@ def test_curve_writes_tensorboard_and_png(tmp_path: Path, capsys: pytest.Capture
         assert report["png"] is None
     else:
         assert report["png"] and Path(report["png"]).stat().st_size > 0
+
+
+def test_bgnet_eval_is_the_same_command_as_python_m_eval(tmp_path: Path) -> None:
+    """``bgnet eval`` (installed with the package) passes its arguments to the evaluator unchanged."""
+
+
+    args = ["pubeval", "random", "--games", "6", "--seed", "3", "--quiet", "--json", "-"]
+    outs = []
+    for cmd in (["-m", "eval"], ["-m", "bgnet", "eval"]):
+        proc = subprocess.run([sys.executable, *cmd, *args], cwd=ROOT if cmd[1] == "eval" else tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        data = json.loads(proc.stdout)
+        outs.append({k: v for k, v in data.items() if k not in ("elapsed_s", "games_per_s")})
+    assert outs[0] == outs[1] and outs[0]["games"] == 6
+    bad = subprocess.run([sys.executable, "-m", "bgnet", "eval", "nosuchbot", "random"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

@@ -25,14 +25,17 @@ LAYERS: dict[str, list[str]] = {
     "cube and match logic": ["match", "met", "cube", "search", "game"],
     "coach": [
         "scorers", "selfplay", "td", "learner", "duel_stats", "duel", "backends", "rollout",
-        "trainer", "trainer.config", "trainer.inference", "trainer.distributed", "trainer.selfplay", "trainer.rounds", "trainer.export",
+        "trainer", "trainer.config", "trainer.inference", "trainer.distributed", "trainer.selfplay", "trainer.export",
     ],
     "front ends": [
         "hint", "agents", "", "evaluation", "evaluation.tournament", "evaluation.curve", "evaluation.runner",
-        "evaluation.cli", "matchfile", "analysis", "analyze_cli", "play", "serve", "rollout_cli", "cli", "__main__",
+        "evaluation.cli", "trainer.rounds", "matchfile", "analysis", "analyze_cli", "play", "serve", "rollout_cli", "cli", "__main__",
     ],
 }
 """Modules (relative to ``bgnet``; a package's submodules may be listed, else they share its place), lowest first.
+
+``trainer.rounds`` runs duels through ``bgnet.evaluation`` and loads agents, so it
+sits with the front ends although it lives in the trainer package.
 
 ``""`` is the package itself (``import bgnet``): its eager imports are engine modules
 and the rest load lazily, so front ends may use it but nothing below them.
