@@ -307,6 +307,50 @@ def model_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     return d.action.startswith("double"), d.response
 
 
+_LEAVES: dict[tuple[str, str], Any] = {}
+
+
+def _leaves(rec: dict[str, Any]) -> Any:
+    """The shipped net's chances one exchange ahead of a record's position (cached per position and context)."""
+    from bgnet.agents import DEFAULT_CHECKPOINT
+    from bgnet.cube import exchange_leaves
+    from bgnet.fastnet import load_numpy_net
+    from bgnet.position import Position
+
+    key = (rec["position_id"], rec["context"])
+    if key not in _LEAVES:
+        if "net" not in _LEAVES:
+            _LEAVES["net"] = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards  # type: ignore[index]
+        _LEAVES[key] = exchange_leaves(_LEAVES["net"], Position.from_position_id(rec["position_id"]),  # type: ignore[index]
+                                       CONTEXT_BY_NAME[rec["context"]].state())
+    return _LEAVES[key]
+
+
+def lookahead_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
+    """gnubg's 2-ply probabilities with "no double" valued one exchange ahead by the shipped net (its 0-ply leaves)."""
+    from bgnet.cube import lookahead_decision
+    from bgnet.position import Position
+
+    leaves, weights = _leaves(rec)
+    d = lookahead_decision(rec["probs"], CONTEXT_BY_NAME[rec["context"]].state(),
+                           Position.from_position_id(rec["position_id"]), leaves, weights)
+    return d.action.startswith("double"), d.response
+
+
+def searched_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
+    """The whole pipeline at 2 plies: the shipped net's leaves one exchange ahead (``bgnet.cube.searched_decision``)."""
+    import numpy as np
+
+    from bgnet.cube import lookahead_decision
+    from bgnet.position import Position
+
+    leaves, weights = _leaves(rec)
+    mean = np.clip(weights @ leaves / weights.sum(), 0.0, 1.0)
+    d = lookahead_decision(mean, CONTEXT_BY_NAME[rec["context"]].state(),
+                           Position.from_position_id(rec["position_id"]), leaves, weights)
+    return d.action.startswith("double"), d.response
+
+
 def pipeline_decider(ply: int = 1) -> Decider:
     """bgnet's whole pipeline: the shipped net's ``ply``-ply probabilities, then cube_decision."""
     from bgnet.agents import DEFAULT_CHECKPOINT
@@ -356,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pipeline", action="store_true", help="also score the shipped net at 1-ply through cube_decision")
     p.add_argument("--cache", type=Path, default=CACHE, help="the gnubg answers file (default: the test's cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--no-lookahead", action="store_true",
+                   help="skip the look-ahead figures (they need the shipped net, ~30 s per 400 positions)")
     args = p.parse_args(argv)
     if args.refresh or not args.cache.exists():
         try:
@@ -371,16 +417,26 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     out: dict[str, Any] = {"meta": meta, "model": score(records, model_decider)}
     out["model_ms_per_decision"] = round(1000.0 * (time.perf_counter() - t0) / max(1, len(records)), 3)
+    if not args.no_lookahead:
+        out["model_lookahead"] = score(records, lookahead_decider)
     if args.pipeline:
         out["pipeline_1ply"] = score(records, pipeline_decider(1))
+        if not args.no_lookahead:
+            out["pipeline_2ply_lookahead"] = score(records, searched_decider)
     if args.json:
         print(json.dumps(out))
     else:
         _print(f"cube_decision on gnubg's 2-ply probabilities vs gnubg 2-ply cubeful ({len(records)} positions, "
                f"seed {meta['seed']}):", out["model"])
+        if "model_lookahead" in out:
+            _print("lookahead_decision: gnubg's 2-ply probabilities, no double valued one exchange ahead by the shipped net:",
+                   out["model_lookahead"])
         if args.pipeline:
             _print("whole pipeline (shipped net at 1-ply, then cube_decision) vs gnubg 2-ply cubeful:",
                    out["pipeline_1ply"])
+        if "pipeline_2ply_lookahead" in out:
+            _print("whole pipeline at 2 plies (bgnet.cube.searched_decision, shipped net) vs gnubg 2-ply cubeful:",
+                   out["pipeline_2ply_lookahead"])
     return 0
 
 

@@ -16,13 +16,16 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
+
+import numpy as np
 
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
 from bgnet.met import Ladder, MatchEquityTable, build_ladder, default_met, polyline_value
 from bgnet.position import Position
-from bgnet.probs import Probs
+from bgnet.probs import Probs, flip_probs
+from bgnet.protocols import EvaluatorLike
 
 CONTACT_EFFICIENCY = 0.68
 """Cube efficiency for contact positions (gnubg's published default, also used for crashed positions)."""
@@ -432,13 +435,109 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
         response, double_value = "beaver", 2.0 * dt
     else:
         response, double_value = "take", dt
-    word = "redouble" if state.cube_owner == "me" else "double"
-    action: Action
-    if double_value >= nd or (nd > dp and pr.win_gammon <= 0.0):
-        action = "double, pass" if response == "pass" else "double, take"
-        text = f"{word.capitalize()}, {response}"
-    elif nd > dp:
-        action, text = "too good", f"Too good to {word}, {response}"
-    else:
-        action, text = "no double", f"No {word}, {response}"
+    action, text = _choose(nd, dp, double_value, response, state.cube_owner == "me", pr.win_gammon > 0.0)
     return decision(action, text, response, mwc_dt, mwc_dp, take_point)
+
+
+def _choose(nd: float, dp: float, double_value: float, response: Response, redouble: bool,
+            gammons: bool) -> tuple[Action, str]:
+    """The action and gnubg-style text from the no-double equity, the cash and the value of a double."""
+    word = "redouble" if redouble else "double"
+    if double_value >= nd or (nd > dp and not gammons):
+        return ("double, pass" if response == "pass" else "double, take"), f"{word.capitalize()}, {response}"
+    if nd > dp:
+        return "too good", f"Too good to {word}, {response}"
+    return "no double", f"No {word}, {response}"
+
+
+# -- one exchange of look-ahead ------------------------------------------------------------
+
+def exchange_leaves(evaluator: EvaluatorLike, position: Position, state: MatchState | None = None,
+                    ply: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The side on roll's chances at its next turn, after its roll and play and the opponent's: (441, 5) leaves and weights.
+
+    Plays are picked at 0 ply by the cubeless value at the score, as ``bgnet.search``
+    picks them; leaves are evaluated at ``ply``; a game the first play ends is a leaf
+    with its exact result. The weighted mean of the leaves is the (ply + 2)-ply
+    evaluation of ``position``.
+    """
+    from bgnet import _game_kernels as gk
+    from bgnet.movegen import generate_plays, swap_sides_batch
+    from bgnet.protocols import as_evaluator
+    from bgnet.search import ROLL_WEIGHTS, ROLLS, check_ply, evaluate_boards, leaf_probs, utility_for
+
+    ev = as_evaluator(evaluator)
+    ply = check_ply(ply)
+    mine = utility_for(state)
+    theirs = utility_for(state.swap_sides()) if state is not None else mine
+    dice_rows = np.array(ROLLS, np.int8)
+
+    def replies(boards: np.ndarray, util: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Each board's chosen play for each of the 21 rolls: the afterstate turned round, and its 0-ply chances."""
+        n = len(boards)
+        after, _steps, _n, offsets = generate_plays(np.repeat(boards, len(ROLLS), axis=0), np.tile(dice_rows, (n, 1)))
+        cand = swap_sides_batch(after)
+        probs = leaf_probs(ev, cand).astype(np.float64)
+        choice = gk.segment_argmax(util.of(flip_probs(probs)), offsets)
+        return cand[choice], probs[choice]
+
+    if gk.terminal_codes(np.array([position.board], np.int8))[0] != 0:
+        raise InvalidProbsError("the game is over: there is no next turn to look ahead to")
+    first, first_probs = replies(np.array([position.board], np.int8), mine)  # the opponent on roll
+    leaves = np.repeat(flip_probs(first_probs), len(ROLLS), axis=0)  # games over after my play: exact
+    live = np.flatnonzero(gk.terminal_codes(first) == 0)
+    if len(live):
+        second, second_probs = replies(first[live], theirs)  # me on roll again
+        if ply > 0:
+            second_probs = evaluate_boards(ev, second, ply, mine, theirs)
+        rows = (live[:, None] * len(ROLLS) + np.arange(len(ROLLS))).ravel()
+        leaves[rows] = second_probs
+    weights = np.outer(ROLL_WEIGHTS, ROLL_WEIGHTS).ravel()
+    return np.clip(leaves, 0.0, 1.0), weights
+
+
+def lookahead_decision(probs: Probs | Sequence[float], state: MatchState, position: Position | None,
+                       leaves: np.ndarray, weights: np.ndarray, *, efficiency: float | None = None,
+                       met: MatchEquityTable | None = None) -> CubeDecision:
+    """``cube_decision`` with "no double" valued one exchange ahead, from the chances at the next turn.
+
+    Not doubling is worth the weighted mean over ``leaves`` (``exchange_leaves``) of
+    the best cube action there, shifted by how far ``probs`` sit from the leaves' mean
+    (zero when ``probs`` are that mean). Double/take and double/pass stay the
+    model's. A double the taker can never answer (his redouble cannot gain) that he
+    takes is made at once: its value moves with the game, so waiting cannot beat it.
+    docs/CUBE.md explains both rules.
+    """
+    d = cube_decision(probs, state, position, efficiency=efficiency, met=met)
+    if d.double_value is None or d.equity_double_pass is None:
+        return d
+    values = outcome_values(state, met)
+    if d.response == "take" and not values.theirs_useful[1]:
+        return d
+    x = d.cube_efficiency
+    rows = np.asarray(leaves, np.float64)
+    w = np.asarray(weights, np.float64)
+    if rows.ndim != 2 or rows.shape[1] != 5 or w.shape != (len(rows),) or not len(rows):
+        raise InvalidProbsError(f"leaves must be (N, 5) with N weights, got {rows.shape} and {w.shape}")
+    w = w / w.sum()
+    ahead = sum(wi * cube_decision(row, state, efficiency=x, met=met).equity for wi, row in zip(w, rows))
+    mean = cube_decision(np.clip(w @ rows, 0.0, 1.0), state, position, efficiency=x, met=met)
+    nd = d.equity_no_double + ahead - mean.equity_no_double
+    action, text = _choose(nd, d.equity_double_pass, d.double_value, d.response or "take", d.is_redouble,
+                           d.probs.win_gammon > 0.0)
+    mwc_nd = None
+    if d.mwc_double_pass is not None and d.mwc_cubeless is not None:
+        w1, l1 = outcome_values(state, met).won[0][0], outcome_values(state, met).lost[0][0]
+        mwc_nd = l1 + 0.5 * (nd + 1.0) * (w1 - l1)
+    return replace(d, action=action, proper_cube_action=text, equity_no_double=nd, mwc_no_double=mwc_nd)
+
+
+def searched_decision(evaluator: EvaluatorLike, position: Position, state: MatchState, ply: int = 2) -> CubeDecision:
+    """The cube decision at ``ply`` plies: below 2 ``cube_decision`` of the ply's chances, from 2 the look-ahead one."""
+    if ply < 2:
+        from bgnet.search import evaluate_position
+
+        return cube_decision(evaluate_position(evaluator, position, ply, state=state), state, position)
+    leaves, weights = exchange_leaves(evaluator, position, state, ply - 2)
+    mean = np.clip(weights @ leaves / weights.sum(), 0.0, 1.0)
+    return lookahead_decision(mean, state, position, leaves, weights)

@@ -214,6 +214,9 @@ class Candidate:
     """The board the trials start from, seen from its side on roll (for a play: the opponent after it)."""
     root_on_roll: bool
     """Whether the root's side (the mover, or the side on roll of a position) is on roll in ``board``."""
+    cube_lines: tuple[tuple[int, str], ...] = ()
+    """Cubeful trials: the cube lines to follow, each ``(cube value, owner)`` with the owner ("centred", "me",
+    "opponent") seen by the root side; every line shares the candidate's checker play and dice (none: cubeless)."""
 
 
 def play_candidates(pos: Position, dice: Sequence[int] | str, plays: Sequence[str] | None, probs_fn: ProbsFn,
@@ -258,6 +261,9 @@ class ChunkResult:
     """Each trial's plain result (terminal outcome, truncation or bear-off value)."""
     plies: np.ndarray
     """(candidates, trials) plies played in each trial."""
+    cubeful: np.ndarray | None = None
+    """(candidates, lines, trials) each cube line's result for the root side, money points per root cube or
+    match winning chances (NaN past a candidate's lines); None without cube lines."""
 
 
 def _default_bearoff() -> BearoffFn | None:
@@ -353,6 +359,154 @@ def _choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover
     return gk.segment_argmax(lifted, offsets)
 
 
+# -- cubeful trials: the cube played inside every trial ------------------------------------
+
+_OWNER_CODE = {"centred": 0, "me": 1, "opponent": -1}
+_OWNER_NAME = {0: "centred", 1: "me", -1: "opponent"}
+
+
+def _after_game(state: MatchState, won: int, lost: int) -> float:
+    """The root side's match winning chance after it wins ``won`` and loses ``lost`` points in this game."""
+    from bgnet.met import default_met
+
+    return default_met().after_game(state.away_me - won, state.away_opp - lost, state.crawford_done)
+
+
+def cube_units(state: MatchState) -> tuple[float, float]:
+    """``(w1, l1)``: what the root side's winning and losing a single game at its cube is worth.
+
+    Money: +-1 (points per cube); match: the two match winning chances behind GNU
+    Backgammon's normalised equity ``2 (mwc - l1) / (w1 - l1) - 1``.
+    """
+    if state.is_money:
+        return 1.0, -1.0
+    return _after_game(state, state.cube_value, 0), _after_game(state, 0, state.cube_value)
+
+
+class _CubeTracks:
+    """Cube lines followed alongside the cubeless trials: per line, a cube value and owner, and a result.
+
+    A line belongs to one trial row (candidate x trial); several lines may share a row
+    (no double and double/take of one position), as their checker play and dice are
+    the same. Results are in the root side's terms: money points per root cube, or
+    match winning chances. A pass ends a line while its (cubeless) trial plays on.
+    """
+
+    def __init__(self, candidates: Sequence[Candidate], n: int, state: MatchState) -> None:
+        rows, cube, owner = [], [], []
+        for ci, cd in enumerate(candidates):
+            for value, own in cd.cube_lines:
+                rows.append(np.arange(ci * n, (ci + 1) * n))
+                cube.append(np.full(n, value, np.int64))
+                owner.append(np.full(n, _OWNER_CODE[own], np.int8))
+        self.state = state
+        self.row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        self.cube = np.concatenate(cube) if cube else np.zeros(0, np.int64)
+        self.owner = np.concatenate(owner) if owner else np.zeros(0, np.int8)
+        self.done = np.zeros(len(self.row), bool)
+        self.value = np.zeros(len(self.row), np.float64)
+        self.doubles = np.zeros(len(self.row), np.int64)
+        self._states: dict[tuple[bool, int, int], MatchState] = {}
+
+    def on_roll_state(self, root_on_roll: bool, cube: int, owner: int) -> MatchState:
+        """The ``MatchState`` of the side on roll for a line's cube (cached: few distinct ones)."""
+        key = (root_on_roll, cube, owner)
+        st = self._states.get(key)
+        if st is None:
+            root = replace(self.state, cube_value=int(cube), cube_owner=_OWNER_NAME[owner])  # type: ignore[arg-type]
+            st = root if root_on_roll else root.swap_sides()
+            self._states[key] = st
+        return st
+
+    def active(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lines, where)``: the open lines of trial rows ``rows`` and each one's index into ``rows``."""
+        pos = np.full(int(self.row.max()) + 1 if len(self.row) else 0, -1, np.int64)
+        pos[rows[rows < len(pos)]] = np.flatnonzero(rows < len(pos))
+        lines = np.flatnonzero(~self.done & (pos[self.row] >= 0)) if len(pos) else np.zeros(0, np.int64)
+        return lines, pos[self.row[lines]]
+
+    def _points(self, lines: np.ndarray, root_points: np.ndarray) -> None:
+        """Close ``lines`` with the root side winning ``root_points`` (negative: losing) points of this game."""
+        st = self.state
+        for ln, pts in zip(lines.tolist(), root_points.tolist()):
+            if st.is_money:
+                self.value[ln] = pts / st.cube_value
+            else:
+                k = int(round(pts))
+                self.value[ln] = _after_game(st, k, 0) if k > 0 else _after_game(st, 0, -k)
+        self.done[lines] = True
+
+    def end_game(self, rows: np.ndarray, codes: np.ndarray, root_on_roll: np.ndarray) -> None:
+        """Score the open lines of finished trial rows: single, gammon or backgammon times the line's cube.
+
+        ``codes`` are ``terminal_codes`` of the rows' boards (for their side on roll),
+        ``root_on_roll`` whether the root side is on roll there. Jacoby: a gammon with
+        the cube never turned counts single in money play.
+        """
+        lines, where = self.active(rows)
+        if len(lines) == 0:
+            return
+        c = codes[where].astype(np.int64)
+        c = np.where(root_on_roll[where], c, -c)
+        if self.state.is_money and self.state.jacoby:
+            c = np.where(self.owner[lines] == 0, np.sign(c), c)
+        self._points(lines, c * self.cube[lines])
+
+    def estimate(self, rows: np.ndarray, probs: np.ndarray, boards: np.ndarray, root_on_roll: np.ndarray) -> None:
+        """Close the open lines of truncated rows with the cubeful equity (``bgnet.cube``) of the side on roll.
+
+        ``probs`` (len(rows), 5) are the chances of that side, ``boards`` the rows' boards.
+        """
+        lines, where = self.active(rows)
+        for ln, w in zip(lines.tolist(), where.tolist()):
+            mine = bool(root_on_roll[w])
+            st = self.on_roll_state(mine, int(self.cube[ln]), int(self.owner[ln]))
+            eq = cube_decision(_clamp_probs(probs[w]), st, Position._trusted(tuple(boards[w].tolist()))).equity
+            if self.state.is_money:
+                self.value[ln] = (eq if mine else -eq) * self.cube[ln] / self.state.cube_value
+            else:
+                w1, l1 = cube_units(st)
+                mwc = l1 + 0.5 * (eq + 1.0) * (w1 - l1)
+                self.value[ln] = mwc if mine else 1.0 - mwc
+            self.done[ln] = True
+
+    def decide(self, rows: np.ndarray, probs: np.ndarray, boards: np.ndarray, root_on_roll: np.ndarray) -> None:
+        """Cube actions before the roll of trial rows ``rows``: the side on roll doubles when ``bgnet.cube`` says so.
+
+        The opponent takes, beavers or passes by the same decision; a pass closes the
+        line at the cube value, a take turns the cube over to the taker.
+        """
+        lines, where = self.active(rows)
+        for ln, w in zip(lines.tolist(), where.tolist()):
+            mine = bool(root_on_roll[w])
+            owner = int(self.owner[ln])
+            if owner == (-1 if mine else 1):
+                continue  # the side on roll has no access to the cube
+            cube = int(self.cube[ln])
+            st = self.on_roll_state(mine, cube, owner)
+            if not st.may_double:
+                continue
+            d = cube_decision(_clamp_probs(probs[w]), st, Position._trusted(tuple(boards[w].tolist())))
+            if d.action not in ("double, take", "double, pass"):
+                continue
+            self.doubles[ln] += 1
+            if d.response == "pass":
+                self._points(np.array([ln]), np.array([cube if mine else -cube]))
+            else:
+                self.cube[ln] = cube * (4 if d.response == "beaver" else 2)
+                self.owner[ln] = -1 if mine else 1
+
+    def results(self, c: int, n: int, lines_per: Sequence[int]) -> np.ndarray:
+        """Line results as (candidates, max lines, trials), NaN where a candidate has fewer lines."""
+        out = np.full((c, max(lines_per, default=0), n), np.nan)
+        k = 0
+        for ci, nl in enumerate(lines_per):
+            for li in range(nl):
+                out[ci, li] = self.value[k * n:(k + 1) * n]
+                k += 1
+        return out
+
+
 def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_index: int, trials_in_chunk: int,
                   settings: RolloutSettings, seed: int, state: MatchState | None = None,
                   bearoff_fn: BearoffFn | None = None) -> ChunkResult:
@@ -376,6 +530,8 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
     done = np.zeros(m, bool)
     scratch = mk.new_scratch()
     truncate = settings.truncate
+    lines_per = [len(cd.cube_lines) for cd in candidates]
+    cube = _CubeTracks(candidates, n, state or MatchState()) if any(lines_per) else None
 
     def finish(rows: np.ndarray, on_roll_probs: np.ndarray) -> None:
         """Record the chances (for each row's side on roll) of finished rows, turned to the root's side."""
@@ -391,6 +547,8 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
         exact = np.zeros((len(rows), 5), np.float32)
         gk.apply_terminal(codes[rows], exact)
         finish(rows, exact)
+        if cube is not None:
+            cube.end_game(rows, codes[rows], root_on_roll[rows])
     step = 0
     while True:
         live = np.flatnonzero(~done)
@@ -401,18 +559,33 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
             mask = np.asarray(mask, bool)
             if mask.any():
                 finish(live[mask], np.asarray(exact_p)[mask])
+                if cube is not None:
+                    cube.estimate(live[mask], np.asarray(exact_p, np.float64)[mask], boards[live[mask]],
+                                  root_on_roll[live[mask]])
                 live = live[~mask]
         limit = settings.max_plies if truncate is None else min(truncate, settings.max_plies)
         stop = ply[live] >= limit
         if stop.any():
             rows = live[stop]
-            finish(rows, evaluate_boards(probs_fn, boards[rows], settings.truncate_eval_ply))
+            at_stop = evaluate_boards(probs_fn, boards[rows], settings.truncate_eval_ply)
+            finish(rows, at_stop)
+            if cube is not None:
+                cube.estimate(rows, np.asarray(at_stop, np.float64), boards[rows], root_on_roll[rows])
             live = live[~stop]
         if len(live) == 0:
             continue
         b = boards[live]
         k = len(live)
         root_mover = root_on_roll[live]
+        if cube is not None:
+            open_lines, where = cube.active(live)
+            asked = np.unique(where)
+            # The root side's own action before its first roll is the candidate's ("No double", "Double, take").
+            asked = asked[~((ply[live[asked]] == 0) & root_mover[asked])]
+            if len(asked):  # the cube before the roll, on the net's chances of the position (once per position)
+                first_rows, inverse = _unique_rows(b[asked], root_mover[asked])
+                before = _net(probs_fn, np.ascontiguousarray(b[asked][first_rows]))[inverse]
+                cube.decide(live[asked], before, b[asked], root_mover[asked])
         outcome = np.empty(k, np.int64)
         for p in np.unique(ply[live]):  # trials of a chunk may sit at different plies after a truncation
             sel = ply[live] == p
@@ -435,10 +608,13 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
             exact = np.zeros((int(over.sum()), 5), np.float32)
             gk.apply_terminal(codes[over], exact)
             finish(live[over], exact)
+            if cube is not None:
+                cube.end_game(live[over], codes[over], root_on_roll[live[over]])
         step += 1
     raw = final.reshape(c, n, 5)
     values = (final - luck).reshape(c, n, 5)
-    return ChunkResult(first, values, raw.copy(), ply.reshape(c, n).copy())
+    cf = cube.results(c, n, lines_per) if cube is not None else None
+    return ChunkResult(first, values, raw.copy(), ply.reshape(c, n).copy(), cf)
 
 
 def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root_mover: np.ndarray, top: int,
@@ -522,6 +698,8 @@ class CandidateResult:
     cubeful_stderr: float | None
     trials: int
     """Trials done."""
+    cubeful_mwc: float | None = None
+    """Match play with cubeful trials: the mean match winning chance behind ``cubeful_equity``."""
 
     @property
     def equity_interval(self) -> tuple[float, float]:
@@ -542,7 +720,7 @@ class CandidateResult:
                 "equity_stderr": self.equity_stderr, "equity_interval95": list(self.equity_interval),
                 "cubeful_equity": self.cubeful_equity, "cubeful_stderr": self.cubeful_stderr,
                 "cubeful_interval95": None if self.cubeful_interval is None else list(self.cubeful_interval),
-                "trials": self.trials}
+                "cubeful_mwc": self.cubeful_mwc, "trials": self.trials}
 
 
 @dataclass(frozen=True)
@@ -590,15 +768,28 @@ class RolloutResult:
             if r.cubeful_equity is not None and r.cubeful_stderr is not None:
                 eq += f" CF {r.cubeful_equity:+.3f}"
                 eq_se += f" CF {r.cubeful_stderr:6.3f}"
-            diff = "" if r is best else f" ({(r.cubeful_equity if r.cubeful_equity is not None else r.equity) - (best.cubeful_equity if best.cubeful_equity is not None else best.equity):+.3f})"
+            diff = "" if r is best or self.cube is not None else f" ({(r.cubeful_equity if r.cubeful_equity is not None else r.equity) - (best.cubeful_equity if best.cubeful_equity is not None else best.equity):+.3f})"
             lines.append(f"{i}. {r.label}:{diff}")
             lines.append(f"  {p.win:.3f} {p.win_gammon:.3f} {p.win_backgammon:.3f} - "
                          f"{p.lose:.3f} {p.lose_gammon:.3f} {p.lose_backgammon:.3f} {eq}")
             lines.append(f" [{se[0]:.3f} {se[1]:.3f} {se[2]:.3f} - {se[0]:.3f} {se[3]:.3f} {se[4]:.3f} {eq_se}]")
             lo, hi = r.equity_interval
             lines.append(f"  95% interval (cubeless) {lo:+.3f} .. {hi:+.3f}")
+        if self.cube is not None and self.cube.get("method") == "cubeful trials":
+            lines.append("")
+            lines.append("Cubeful equities:")
+            nd, dt, dp = (self.cube["equity_no_double"], self.cube["equity_double_take"],
+                          self.cube["equity_double_pass"])
+            opts = [("No double", nd)] + ([] if dt is None else [("Double, take", dt), ("Double, pass", dp)])
+            top = nd if dt is None else max(nd, min(dt, dp))
+            for i, (name, eq) in enumerate(opts, 1):
+                diff = "" if abs(eq - top) < 5e-7 else f" ({eq - top:+.3f})"
+                lines.append(f"{i}. {name:<14}{eq:+.3f}{diff}")
         lines.append("")
-        lines.append(s.describe())
+        cubeful_trials = any(r.cubeful_equity is not None for r in self.candidates) and (
+            self.cube is None or self.cube.get("method") == "cubeful trials")
+        lines.append(s.describe().replace("cubeless rollout", "cubeful rollout") if cubeful_trials
+                     else s.describe())
         lines.append(f"{self.trials_done} games{' (stopped early)' if self.interrupted else ''}, "
                      f"counter-based dice with seed {self.seed}")
         play = f"Play: {s.ply}-ply cubeless" + (f", pruned to pubeval's best {s.prune}" if s.prune else "")
@@ -608,8 +799,13 @@ class RolloutResult:
             play += ("; luck judged on the checker play's choice" if s.luck_candidates == 0
                      else f"; luck judged on pubeval's best {s.luck_candidates} plays of each roll")
         lines.append(play)
+        if cubeful_trials:
+            lines.append("Cube: played in every trial by bgnet.cube on the net's 0-ply chances before each roll"
+                         + ("; no variance reduction of the cubeful results" if s.luck_vr else ""))
         if self.cube is not None:
-            lines.append(f"Proper cube action: {self.cube['proper_cube_action']}")
+            lines.append(f"Proper cube action: {self.cube['proper_cube_action']}"
+                         + (f" (Janowski on the rolled-out chances: {self.cube['janowski_action']})"
+                            if self.cube.get("janowski_action") else ""))
         return "\n".join(lines)
 
 
@@ -658,16 +854,40 @@ def _cubeful_value(cd: Candidate, probs: Probs, state: MatchState, line: str = "
     return cubeful_after_play(probs, board, state)
 
 
+def cubeful_stats(trials: np.ndarray, state: MatchState | None) -> tuple[float, float, float | None]:
+    """``(equity, stderr, mwc)`` of a cube line's per-trial results (see ``ChunkResult.cubeful``).
+
+    Money: points per root cube; match: GNU Backgammon's normalised equity (EMG) of
+    the mean match winning chance, which is also returned.
+    """
+    st = state or MatchState()
+    n = len(trials)
+    mean = float(trials.mean())
+    se = float(trials.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0
+    if st.is_money:
+        return mean, se, None
+    w1, l1 = cube_units(st)
+    scale = 2.0 / (w1 - l1) if w1 > l1 else 0.0
+    return scale * (mean - l1) - 1.0, scale * se, mean
+
+
 def _candidate_result(cd: Candidate, values: np.ndarray, state: MatchState | None, cubeful: bool,
-                      label: str | None = None, line: str = "auto") -> CandidateResult:
-    """Statistics of one candidate's per-trial rows (``line``: which cube line of a position, see ``_cubeful_value``)."""
+                      label: str | None = None, line: str = "auto", cf_trials: np.ndarray | None = None
+                      ) -> CandidateResult:
+    """Statistics of one candidate's per-trial rows (``line``: which cube line of a position, see ``_cubeful_value``).
+
+    ``cf_trials``: the per-trial results of the cubeful trials of this line (else the
+    cubeful equity is Janowski's conversion of the mean chances).
+    """
     util = utility_for(state)
     mean, se, cov = _stats(values)
     w = np.asarray(util.weights, np.float64)
     equity = float(util.const + mean @ w)
     eq_se = float(math.sqrt(max(w @ cov @ w, 0.0)))
-    cf = cf_se = None
-    if cubeful:
+    cf = cf_se = mwc = None
+    if cf_trials is not None:
+        cf, cf_se, mwc = cubeful_stats(cf_trials, state)
+    elif cubeful:
         st = state or MatchState()
         cf = _cubeful_value(cd, _clamp_probs(mean), st, line)
         grad = np.zeros(5)
@@ -679,7 +899,7 @@ def _candidate_result(cd: Candidate, values: np.ndarray, state: MatchState | Non
                        - _cubeful_value(cd, _clamp_probs(mean - e), st, line)) / (2 * h)
         cf_se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
     return CandidateResult(label or cd.label, _clamp_probs(mean), tuple(float(x) for x in se),  # type: ignore[arg-type]
-                           equity, eq_se, cf, cf_se, int(len(values)))
+                           equity, eq_se, cf, cf_se, int(len(values)), mwc)
 
 
 def combine(chunks: Sequence[ChunkResult], candidates: Sequence[Candidate], *, position_id: str,
@@ -694,15 +914,26 @@ def combine(chunks: Sequence[ChunkResult], candidates: Sequence[Candidate], *, p
     if not ordered or sum(ch.values.shape[1] for ch in ordered) == 0:
         raise RolloutError("the rollout was stopped before any trial finished")
     values = np.concatenate([ch.values for ch in ordered], axis=1)
+    trial_cube = (np.concatenate([ch.cubeful for ch in ordered], axis=2)  # type: ignore[misc]
+                  if all(ch.cubeful is not None for ch in ordered) else None)
     cube = None
     if dice is None and len(candidates) == 1 and candidates[0].root_on_roll:
         cd = candidates[0]
         st = state or MatchState()
-        lines = ["no double"] + (["double, take"] if st.may_double else [])
-        results = tuple(_candidate_result(cd, values[0], state, True, line.capitalize(), line) for line in lines)
+        if trial_cube is not None:
+            lines = ["no double", "double, take"][:len(cd.cube_lines)]
+        else:
+            lines = ["no double"] + (["double, take"] if st.may_double else [])
+        results = tuple(_candidate_result(cd, values[0], state, True, line.capitalize(), line,
+                                          None if trial_cube is None else trial_cube[0, i])
+                        for i, line in enumerate(lines))
         cube = _cube_summary(results[0].probs, st, Position._trusted(cd.board))
+        if trial_cube is not None:
+            cube.update(_rolled_cube_action(results, st))
     else:
-        results = tuple(_candidate_result(cd, values[i], state, cubeful) for i, cd in enumerate(candidates))
+        results = tuple(_candidate_result(cd, values[i], state, cubeful, None, "auto",
+                                          None if trial_cube is None or not cd.cube_lines else trial_cube[i, 0])
+                        for i, cd in enumerate(candidates))
     return RolloutResult(position_id, dice, results, settings, seed, int(values.shape[1]), state, interrupted, cube)
 
 
@@ -778,12 +1009,19 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
     if bo is None and settings.bearoff:
         settings = replace(settings, bearoff=False)  # no database: say so in the result
     d = parse_dice(dice) if dice is not None else None
+    st = state or MatchState()
     if d is not None:
         candidates = play_candidates(pos, d, plays, probs_fn, state)
+        if cubeful:
+            candidates = [replace(cd, cube_lines=((st.cube_value, st.cube_owner),)) for cd in candidates]
     else:
         if plays:
             raise RolloutError("--plays needs dice: without dice the cube decision is rolled out")
-        candidates = [position_candidate(pos)]
+        now = cube_decision(_clamp_probs(_net(probs_fn, np.array(pos.board, np.int8)[None, :])[0]), st, pos)
+        lines: tuple[tuple[int, str], ...] = ((st.cube_value, st.cube_owner),)
+        if now.equity_double_take is not None:  # the side on roll may double: "Double, take" gives the cube away
+            lines += ((2 * st.cube_value, "opponent"),)
+        candidates = [replace(position_candidate(pos), cube_lines=lines)]
         cubeful = True
     plan = chunk_plan(settings)
     run = ChunkTask(probs_fn, tuple(candidates), settings, seed, state, bo)
@@ -809,9 +1047,33 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
 def _cube_summary(probs: Probs, state: MatchState, pos: Position) -> dict[str, Any]:
     """The cube decision from rolled-out chances, as a JSON-ready dict."""
     d = cube_decision(probs, state, pos)
-    return {"action": d.action, "proper_cube_action": d.proper_cube_action, "response": d.response,
+    return {"janowski_action": d.proper_cube_action, "action": d.action, "proper_cube_action": d.proper_cube_action, "response": d.response,
             "equity_no_double": d.equity_no_double, "equity_double_take": d.equity_double_take,
             "equity_double_pass": d.equity_double_pass, "take_point": d.take_point}
+
+
+def _rolled_cube_action(results: Sequence[CandidateResult], state: MatchState) -> dict[str, Any]:
+    """The cube decision from the rolled-out cubeful equities of "No double" and "Double, take" (pass = +1)."""
+    nd = results[0].cubeful_equity
+    assert nd is not None
+    out: dict[str, Any] = {"method": "cubeful trials"}
+    word = "redouble" if state.cube_owner == "me" else "double"
+    if len(results) < 2 or results[1].cubeful_equity is None:
+        out.update(action="no double", proper_cube_action=f"No {word} (no access to the cube or a dead cube)",
+                   response=None, equity_no_double=nd, equity_double_take=None, equity_double_pass=None)
+        return out
+    dt, dp = results[1].cubeful_equity, 1.0
+    response = "pass" if dt >= dp else "take"
+    double_value = min(dt, dp)
+    if double_value >= nd:
+        action, text = ("double, pass" if response == "pass" else "double, take"), f"{word.capitalize()}, {response}"
+    elif nd > dp:
+        action, text = "too good", f"Too good to {word}, {response}"
+    else:
+        action, text = "no double", f"No {word}, {response}"
+    out.update(action=action, proper_cube_action=text, response=response, equity_no_double=nd,
+               equity_double_take=dt, equity_double_pass=dp)
+    return out
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:
