@@ -370,6 +370,45 @@ def pipeline_decider(ply: int = 1) -> Decider:
     return decide
 
 
+def bearoff_agreement(n: int, seed: int) -> dict[str, dict[str, float]]:
+    """cube_decision against the exact bear-off database (money, centred cube, <= 6 checkers a side, no gnubg).
+
+    Draws ``n`` seeded positions where the side on roll wins 45% to 95%; the exact
+    optimal action is "double" where the centred equity equals the double's value,
+    "take" where the doubler's equity with the cube given away is below half a point.
+    Scores the shipped bear-off efficiency rule and two constant efficiencies.
+    """
+    import numpy as np
+
+    from bgnet import bearoff
+    from bgnet.cube import cube_decision
+    from bgnet.match import MatchState
+    from bgnet.position import Position
+
+    db, table = bearoff.database(), bearoff.positions_table()
+    rng = np.random.default_rng(seed)
+    rows = []
+    while len(rows) < n:
+        i, j = (int(v) for v in rng.integers(1, 924, 2))
+        board = np.zeros(26, np.int8)
+        board[1:7] = table[i][:6]
+        board[19:25] = -np.asarray(table[j][:6], np.int8)[::-1]
+        _mask, probs = db.exact_probs(board[None])
+        inside, eq = db.cubeful_equities(board[None])
+        if inside[0] and 0.45 < probs[0, 0] < 0.95:
+            doubles = abs(eq[0, 0] - min(2.0 * eq[0, 2], 1.0)) < 1e-6
+            rows.append((Position.from_array(board), probs[0], doubles, eq[0, 2] < 0.5))
+    out = {}
+    for name, x in (("bear-off rule", None), ("x = 0.6", 0.6), ("x = 0.68", 0.68)):
+        d_ok = t_ok = 0
+        for pos, probs, doubles, takes in rows:
+            d = cube_decision(probs, MatchState(), pos, efficiency=x)
+            d_ok += d.action.startswith("double") == doubles
+            t_ok += (d.response == "take") == takes
+        out[name] = {"double_agreement_pct": round(100.0 * d_ok / n, 1), "take_agreement_pct": round(100.0 * t_ok / n, 1)}
+    return out
+
+
 def score(records: Iterable[dict[str, Any]], decide: Decider) -> dict[str, Any]:
     """Figures over all records and per context."""
     total, by_ctx = Tally(), {}
@@ -400,9 +439,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pipeline", action="store_true", help="also score the shipped net at 1-ply through cube_decision")
     p.add_argument("--cache", type=Path, default=CACHE, help="the gnubg answers file (default: the test's cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--bearoff", type=int, default=0, metavar="N",
+                   help="instead: N seeded bear-offs scored against the exact bear-off database (no gnubg)")
     p.add_argument("--no-lookahead", action="store_true",
                    help="skip the look-ahead figures (they need the shipped net, ~30 s per 400 positions)")
     args = p.parse_args(argv)
+    if args.bearoff:
+        figures = bearoff_agreement(args.bearoff, args.seed)
+        if args.json:
+            print(json.dumps(figures))
+        else:
+            print(f"cube_decision vs the exact bear-off database ({args.bearoff} positions, seed {args.seed}):")
+            for name, f in figures.items():
+                print(f"  {name:<16}D/ND {f['double_agreement_pct']:5.1f}%   T/P {f['take_agreement_pct']:5.1f}%")
+        return 0
     if args.refresh or not args.cache.exists():
         try:
             import gnubg  # noqa: F401

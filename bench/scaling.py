@@ -140,7 +140,7 @@ def selfplay_scaling(args: argparse.Namespace) -> None:
 
     from bgnet.learner import fit
     from bgnet.model import BgNet, ModelConfig
-    from bgnet.td import lambda_returns, result_probs
+    from bgnet.td import lambda_returns
     from bgnet.trainer.distributed import RaySelfPlay
 
     torch.manual_seed(0)
@@ -161,7 +161,7 @@ def selfplay_scaling(args: argparse.Namespace) -> None:
             positions.append(sum(len(t.boards) for t in done))
         play.close()
         boards = np.concatenate([t.boards for t in done])
-        targets = np.concatenate([lambda_returns(t.values, result_probs(t.result), 0.7) for t in done])
+        targets = np.concatenate([lambda_returns(t.values, t.outcome(), 0.7) for t in done])
         opt = torch.optim.Adam(net.parameters(), lr=1e-4)
         t0 = time.perf_counter()
         fit(net, opt, boards, targets, 256, 1, np.random.default_rng(0), torch.device("cpu"))

@@ -1,10 +1,13 @@
 """Self-play games per second with learning, on the default config's net (and the GPU config's on CUDA).
 
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
+                             [--compare-bearoff]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
 learner trains on every ``train_batch`` positions, as ``python -m train`` does.
+``--compare-bearoff`` times the CPU run twice in one process, games stopping at the
+bear-off database (the default) and played out to the end, same seed and window.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from bgnet.learner import fit  # noqa: E402
 from bgnet.model import BgNet, ModelConfig  # noqa: E402
 from bgnet.selfplay import SelfPlay  # noqa: E402
 from bgnet.trainer.config import build_config  # noqa: E402
-from bgnet.trainer.selfplay import make_probs_fn, trajectories_to_samples, use_torch_encoder  # noqa: E402
+from bgnet.trainer.inference import TorchEvaluator  # noqa: E402
+from bgnet.trainer.selfplay import trajectories_to_samples, use_torch_encoder  # noqa: E402
 
 
-def measure(config_path: str, device: str, seconds: float, batch: int | None) -> dict:
+def measure(config_path: str, device: str, seconds: float, batch: int | None, bearoff: bool = True) -> dict:
     overrides = {"device": device}
     if batch:
         overrides["batch_games"] = batch
@@ -39,8 +43,8 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None) ->
     net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     on_device = use_torch_encoder(cfg.encoder, dev, cfg.feature_version)
-    probs_fn = make_probs_fn(net, dev, cfg.kernel_threads, on_device)
-    play = SelfPlay(cfg.batch_games, seed=cfg.seed, threads=cfg.kernel_threads)
+    probs_fn = TorchEvaluator(net, dev, cfg.kernel_threads, on_device)
+    play = SelfPlay(cfg.batch_games, seed=cfg.seed, threads=cfg.kernel_threads, bearoff=bearoff)
     rng = np.random.default_rng(0)
     buf_b, buf_t = [], []
     finished = 0
@@ -62,7 +66,7 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None) ->
     elapsed = time.perf_counter() - t0
     return {"games_per_s": games / elapsed, "plies_per_s": plies / elapsed, "device": cfg.device,
             "batch": cfg.batch_games, "hidden": cfg.hidden, "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
-            "torch_threads": torch.get_num_threads()}
+            "torch_threads": torch.get_num_threads(), "bearoff_database": bearoff}
 
 
 def main() -> None:
@@ -72,10 +76,14 @@ def main() -> None:
     ap.add_argument("--config", default=None)
     ap.add_argument("--batch", type=int, default=None, help="override batch_games")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--compare-bearoff", action="store_true",
+                    help="also time the CPU run with games played out past the bear-off database")
     args = ap.parse_args()
     runs = []
     if args.device in (None, "cpu"):
         runs.append(measure(args.config or "configs/default.toml", "cpu", args.seconds, args.batch))
+        if args.compare_bearoff:
+            runs.append(measure(args.config or "configs/default.toml", "cpu", args.seconds, args.batch, bearoff=False))
     if args.device == "cuda" or (args.device is None and torch.cuda.is_available()):
         runs.append(measure(args.config or "configs/gpu.toml", "cuda", args.seconds, args.batch))
     if args.json:
@@ -83,7 +91,8 @@ def main() -> None:
     else:
         for r in runs:
             print(f"{r['device']}: {r['games_per_s']:.0f} games/s with learning ({r['plies_per_s']:.0f} plies/s), "
-                  f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s")
+                  f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s, "
+                  f"bear-off database {'on' if r['bearoff_database'] else 'off'}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from bgnet.bearoff import DatabaseEvaluator, with_database
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
 from bgnet.movegen import afterstate_boards, legal_moves, parse_dice
@@ -128,7 +129,11 @@ class BaseAgent:
 
 
 class NeuralAgent(BaseAgent):
-    """A bgnet checkpoint, searching ``ply`` plies deep (0 = the net alone)."""
+    """A bgnet checkpoint, searching ``ply`` plies deep (0 = the net alone); pure bear-offs come from the database.
+
+    ``evaluator`` is the net behind ``bgnet.bearoff.with_database``: exact chances for
+    every pure bear-off (at any ply, since the search stops there), the net's elsewhere.
+    """
 
     def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0) -> None:
         from bgnet.fastnet import load_numpy_net
@@ -136,22 +141,23 @@ class NeuralAgent(BaseAgent):
         self.path = str(path)
         self.ply = check_ply(ply)
         self.net = load_numpy_net(path)  # no torch import: see bgnet.fastnet
-        self.evaluator = self.net
+        self.evaluator: DatabaseEvaluator = with_database(self.net)
         self.name = f"{self.path}@{ply}"
 
-    def probs_fn(self, boards: np.ndarray) -> np.ndarray:
-        """0-ply probabilities (N, 5) for boards, each for its side on roll (the old name of ``evaluator``)."""
-        return self.net.probs_of_boards(boards)
+    @property
+    def probs_fn(self) -> DatabaseEvaluator:
+        """0-ply probabilities (N, 5) of boards, each for its side on roll, as a function (``evaluator`` itself)."""
+        return self.evaluator
 
     def batch_scorer(self) -> BatchScorer:
-        """0-ply: the net on every play; n-ply: ``SearchScorer`` (cubeless money ranking, all games at once)."""
+        """0-ply: the evaluator on every play; n-ply: ``SearchScorer`` (cubeless money ranking, all games at once)."""
         if self.ply != 0:
             from bgnet.search import SearchScorer
 
-            return SearchScorer(self.net, self.ply)
+            return SearchScorer(self.evaluator, self.ply)
         from bgnet.scorers import NeuralScorer
 
-        return NeuralScorer(self.net)
+        return NeuralScorer(self.evaluator)
 
 
 class PubevalAgent(BaseAgent):

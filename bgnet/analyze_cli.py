@@ -49,7 +49,9 @@ def run_analyze(args: argparse.Namespace) -> int:
     from bgnet.agents import DEFAULT_CHECKPOINT
     from bgnet.fastnet import load_numpy_net
 
-    fn = load_numpy_net(args.model or DEFAULT_CHECKPOINT).probs_of_boards
+    from bgnet.bearoff import with_database
+
+    fn = with_database(load_numpy_net(args.model or DEFAULT_CHECKPOINT))  # exact pure bear-offs, as bgnet serve
     analysis = analyse_match(fn, match, args.ply)
     if args.html:
         write_html(analysis, args.html)

@@ -15,25 +15,19 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
 
-from bgnet.errors import BgnetError
+from bgnet.answers import (CliError, add_cube_arguments, add_hint_arguments, check_hint_arguments, check_ply_arg,
+                           cube_of, hint_of, is_xgid_source, load_probs_fn, moves_to_dict, position_and_state,
+                           with_money_rules)  # shared with bgnet serve
 from bgnet.serve.cli import add_serve_arguments, run_serve  # stdlib-only module: the web stack loads in run_serve
 from bgnet.analyze_cli import add_analyze_arguments, run_analyze  # stdlib-only: the analysis loads in run_analyze
 from bgnet.rollout_cli import add_rollout_arguments, run_rollout  # stdlib-only: the rollout loads in run_rollout
 
 if TYPE_CHECKING:  # heavy or unused at run time: imported inside the subcommands
-    import numpy as np
-
     from bgnet.hint import CubeHint, MoveHints
-    from bgnet.match import MatchState
-    from bgnet.notation import Move
     from bgnet.position import Position
 
 PROG = "bgnet"
 EXIT_USAGE = 2
-
-
-class CliError(BgnetError):
-    """A command-line problem reported as one line and exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,23 +68,6 @@ def run_moves(args: argparse.Namespace) -> int:
     return 0
 
 
-def moves_to_dict(pos: Position, dice: tuple[int, int], moves: Sequence[Move]) -> dict[str, object]:
-    """The JSON object of ``bgnet moves --json`` (also served by ``bgnet serve``'s ``/api/moves``)."""
-    return {
-        "position_id": pos.position_id(),
-        "dice": list(dice),
-        "moves": [
-            {
-                "move": m.text,
-                "steps": [list(s) for s in m.steps],
-                "after_position_id": m.after.position_id() if m.after is not None else None,
-                "next_position_id": m.after.swap_sides().position_id() if m.after is not None else None,
-            }
-            for m in moves
-        ],
-    }
-
-
 def _plays(n: int, empty: bool) -> str:
     """'1 legal play', 'n legal plays' or 'no legal play'."""
     if empty:
@@ -99,98 +76,6 @@ def _plays(n: int, empty: bool) -> str:
 
 
 # -- shared by hint, cube and play ---------------------------------------------------
-
-
-def _add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--ply`` and ``--model``."""
-    parser.add_argument("--ply", type=int, default=2, metavar="N",
-                        help="search depth: 0 (the net alone, fastest), 1 or 2 plies (default 2, about a second)")
-    parser.add_argument("--model", metavar="PATH", default=None,
-                        help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
-
-
-def _add_money_rule_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--jacoby/--no-jacoby`` and ``--beavers/--no-beavers`` for money positions (defaults as gnubg: both on)."""
-    parser.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=None,
-                        help="money play: gammons count single until the cube is turned (default: on, or as the ID says)")
-    parser.add_argument("--beavers", action=argparse.BooleanOptionalAction, default=None,
-                        help="money play: a doubled player may beaver (default: allowed, or as an XGID says)")
-
-
-def _with_money_rules(args: argparse.Namespace, state: MatchState | None, from_xgid: bool) -> MatchState:
-    """The money rules of the hint: gnubg's defaults (Jacoby on, beavers allowed), the ID's, or the flags'."""
-    from dataclasses import replace
-
-    from bgnet.match import MatchState
-
-    if state is not None and not state.is_money:
-        if args.jacoby is not None or args.beavers is not None:
-            raise CliError("--jacoby and --beavers apply only to money play, not to a match score")
-        return state
-    if state is None:
-        state = MatchState(jacoby=True, beavers=True)
-    elif not from_xgid:  # a Match ID carries the Jacoby rule but not beavers
-        state = replace(state, beavers=True)
-    jacoby = state.jacoby if args.jacoby is None else args.jacoby
-    beavers = state.beavers if args.beavers is None else args.beavers
-    return replace(state, jacoby=jacoby, beavers=beavers, raccoons=state.raccoons and beavers)
-
-
-def _is_xgid_source(args: argparse.Namespace) -> bool:
-    """Whether the score and cube come from an XGID (which records the beaver rule) rather than a Match ID."""
-    text = args.position.strip()
-    return bool(args.xgid) or text.upper().startswith("XGID=") or text.count(":") >= 9
-
-
-def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--match`` or ``--xgid`` for the score and cube."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--match", metavar="MATCHID", help="gnubg Match ID with the score and cube (default: money, cube centred)")
-    group.add_argument("--xgid", metavar="XGID", help="an XGID whose score and cube to use")
-
-
-def _check_ply(ply: int) -> int:
-    """``ply`` when the search supports it (checked before the model is loaded)."""
-    from bgnet.search import MAX_PLY
-
-    if not 0 <= ply <= MAX_PLY:
-        raise CliError(f"--ply must be from 0 to {MAX_PLY}, got {ply}")
-    return ply
-
-
-def _position_and_state(args: argparse.Namespace) -> tuple[Position, MatchState | None, tuple[int, int] | None]:
-    """The position, the match state (from an XGID POSITION, a "PositionID:MatchID", --match or --xgid) and any dice they hold."""
-    from bgnet.formats import is_xgid as written_as_xgid
-    from bgnet.formats import parse_match_id, parse_xgid
-    from bgnet.match import MatchState
-    from bgnet.position import Position
-
-    text = args.position.strip()
-    pos = Position.parse(text)
-    is_xgid = written_as_xgid(text)
-    match_id = text.split(":", 1)[1].strip() if ":" in text and not is_xgid else None
-    if (is_xgid or match_id) and (args.match or args.xgid):
-        raise CliError("POSITION already gives the score and cube, so --match and --xgid cannot be used with it")
-    state, dice = None, None
-    if is_xgid or args.xgid:
-        xgid = text if is_xgid else args.xgid
-        state = MatchState.from_xgid(xgid)
-        dice = parse_xgid(xgid).dice
-    elif match_id or args.match:
-        mid = match_id or args.match
-        state = MatchState.from_match_id(mid)
-        dice = parse_match_id(mid).dice
-    if pos.is_game_over():
-        raise CliError("the game in this position is over: one side has borne off all 15 checkers")
-    return pos, state, (dice if dice and dice != (0, 0) else None)
-
-
-def _load_probs_fn(model: str | None) -> Callable[[np.ndarray], np.ndarray]:
-    """The 0-ply probabilities function of a checkpoint (numpy forward pass; torch only on a cache miss)."""
-    from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.fastnet import load_numpy_net
-
-    return load_numpy_net(model or DEFAULT_CHECKPOINT).probs_of_boards
 
 
 def _print_hint(pos: Position, hint: MoveHints | CubeHint, as_json: bool) -> None:
@@ -206,81 +91,24 @@ def _print_hint(pos: Position, hint: MoveHints | CubeHint, as_json: bool) -> Non
 # -- bgnet hint -------------------------------------------------------------------
 
 
-def add_hint_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``bgnet hint``."""
-    parser.add_argument("position", metavar="POSITION",
-                        help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
-    parser.add_argument("dice", metavar="DICE", nargs="?", default=None,
-                        help="the roll, e.g. 31 or 3-1; without it (and no dice in an XGID) the cube hint")
-    _add_match_arguments(parser)
-    _add_money_rule_arguments(parser)
-    _add_engine_arguments(parser)
-    parser.add_argument("--top", type=int, default=None, metavar="N", help="show only the best N plays")
-    parser.add_argument("--cubeful", action="store_true",
-                        help="rank plays by cubeful equity (the opponent's best cube action next), not cubeless")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-
-
 def run_hint(args: argparse.Namespace) -> int:
     """Print the plays of the dice ranked by equity, or without dice the cube decision."""
-    _check_hint_arguments(args)
-    pos, hint = hint_of(args, _load_probs_fn(args.model))
+    check_hint_arguments(args)
+    pos, hint = hint_of(args, load_probs_fn(args.model))
     _print_hint(pos, hint, args.json)
     return 0
-
-
-def _check_hint_arguments(args: argparse.Namespace) -> None:
-    """``--ply`` and ``--top`` of ``bgnet hint`` (checked before the model is loaded)."""
-    _check_ply(args.ply)
-    if args.top is not None and args.top < 1:
-        raise CliError(f"--top must be at least 1, got {args.top}")
-
-
-def hint_of(args: argparse.Namespace, probs_fn: Callable[[np.ndarray], np.ndarray]) -> tuple[Position, MoveHints | CubeHint]:
-    """The position and what ``bgnet hint`` answers for ``args`` with the net ``probs_fn`` (also ``bgnet serve``'s)."""
-    from bgnet.hint import cube_hint, move_hint
-    from bgnet.movegen import parse_dice
-
-    _check_hint_arguments(args)
-    pos, state, id_dice = _position_and_state(args)
-    dice = parse_dice(args.dice) if args.dice is not None else id_dice
-    ply = args.ply
-    if dice is None:
-        return pos, cube_hint(probs_fn, pos, _with_money_rules(args, state, _is_xgid_source(args)), ply=ply)
-    if args.cubeful or args.jacoby is not None or args.beavers is not None:
-        state = _with_money_rules(args, state, _is_xgid_source(args))
-    return pos, move_hint(probs_fn, pos, dice, ply=ply, state=state, top=args.top, cubeful=args.cubeful)
 
 
 # -- bgnet cube -------------------------------------------------------------------
 
 
-def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``bgnet cube``."""
-    parser.add_argument("position", metavar="POSITION",
-                        help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
-    _add_match_arguments(parser)
-    _add_money_rule_arguments(parser)
-    _add_engine_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-
-
 def run_cube(args: argparse.Namespace) -> int:
     """Print the cube decision of the side on roll with its equities and take point."""
-    pos, state, _dice = _position_and_state(args)
-    state = _with_money_rules(args, state, _is_xgid_source(args))
-    _check_ply(args.ply)
-    _print_hint(pos, cube_of(args, _load_probs_fn(args.model)), args.json)
+    pos, state, _dice = position_and_state(args)
+    state = with_money_rules(args, state, is_xgid_source(args))
+    check_ply_arg(args.ply)
+    _print_hint(pos, cube_of(args, load_probs_fn(args.model)), args.json)
     return 0
-
-
-def cube_of(args: argparse.Namespace, probs_fn: Callable[[np.ndarray], np.ndarray]) -> CubeHint:
-    """What ``bgnet cube`` answers for ``args`` with the net ``probs_fn`` (also ``bgnet serve``'s ``/api/cube``)."""
-    from bgnet.hint import cube_hint
-
-    pos, state, _dice = _position_and_state(args)
-    state = _with_money_rules(args, state, _is_xgid_source(args))
-    return cube_hint(probs_fn, pos, state, ply=_check_ply(args.ply))
 
 
 # -- bgnet play -------------------------------------------------------------------
@@ -306,7 +134,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_play(args: argparse.Namespace) -> int:
     """Play a money game or a match against the bot in the terminal, one command per line."""
-    ply = _check_ply(args.ply)
+    ply = check_ply_arg(args.ply)
     if args.length < 0:
         raise CliError(f"--length must be 0 (a money game) or a positive match length, got {args.length}")
     from bgnet.agents import DEFAULT_CHECKPOINT, NeuralAgent

@@ -193,18 +193,26 @@ def bearoff_rolls(position: Position) -> tuple[int, int]:
     return rolls(mine), rolls(theirs)
 
 
+def bearoff_efficiency(rolls: int) -> float:
+    """Bear-off efficiency when the side closer to finishing needs ``rolls`` rolls: 0 on the last roll, then 0.4, 0.5, 0.6.
+
+    On the last roll the cube can never be turned again, so it is dead (exact). With
+    two or more rolls left the values are the ones that best reproduce the optimal
+    cube actions of the project's exact bear-off database (docs/CUBE.md).
+    """
+    return 0.0 if rolls <= 1 else min(BEAROFF_EFFICIENCY, 0.2 + 0.1 * rolls)
+
+
 def _efficiency_of(position: Position, kind: PositionKind) -> float:
     """Efficiency for a kind of position.
 
     Contact: 0.68. Race: 0.55 + 0.00125 * the pips of the side on roll, clamped to
-    [0.6, 0.7]. Bear-off: 0.6 scaled down as the game's last exchanges near: with one
-    roll left to either side the cube is dead (0), with two 0.2, three 0.4, then 0.6.
+    [0.6, 0.7]. Bear-off: ``bearoff_efficiency`` of the fewer rolls either side needs.
     """
     if kind == "contact":
         return CONTACT_EFFICIENCY
     if kind == "bear-off":
-        exchanges = min(bearoff_rolls(position))
-        return BEAROFF_EFFICIENCY * min(1.0, (exchanges - 1) / 3.0)
+        return bearoff_efficiency(min(bearoff_rolls(position)))
     return min(RACE_EFFICIENCY_MAX, max(RACE_EFFICIENCY_MIN, 0.55 + 0.00125 * position.pips()[0]))
 
 
@@ -504,15 +512,16 @@ def lookahead_decision(probs: Probs | Sequence[float], state: MatchState, positi
     Not doubling is worth the weighted mean over ``leaves`` (``exchange_leaves``) of
     the best cube action there, shifted by how far ``probs`` sit from the leaves' mean
     (zero when ``probs`` are that mean). Double/take and double/pass stay the
-    model's. A double the taker can never answer (his redouble cannot gain) that he
-    takes is made at once: its value moves with the game, so waiting cannot beat it.
+    model's. A double that is taken and costs nothing when I lose (his wins already
+    take the match: the post-Crawford trailer) is made at once, since doubled
+    stakes are then at least as good for me in every variation.
     docs/CUBE.md explains both rules.
     """
     d = cube_decision(probs, state, position, efficiency=efficiency, met=met)
     if d.double_value is None or d.equity_double_pass is None:
         return d
     values = outcome_values(state, met)
-    if d.response == "take" and not values.theirs_useful[1]:
+    if d.response == "take" and values.lost[0] == values.lost[1]:
         return d
     x = d.cube_efficiency
     rows = np.asarray(leaves, np.float64)

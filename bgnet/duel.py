@@ -18,7 +18,7 @@ The scorers live in ``bgnet.scorers`` and the statistics in ``bgnet.duel_stats``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from bgnet.scorers import NeuralScorer, PubevalScorer, RandomScorer
 from bgnet.search import leaf_probs
 from bgnet.selfplay import START_BOARD
 
-__all__ = ["MAX_PLIES", "BatchScorer", "DuelAgent", "DuelResult", "NeuralScorer", "PubevalScorer", "RandomScorer",
+__all__ = ["MAX_PLIES", "BatchScorer", "DuelResult", "NeuralScorer", "PubevalScorer", "RandomScorer",
            "TableOutcome", "deal_dice", "dice_streams", "paired_duel", "play_cubeless", "play_deals", "play_games",
            "ratio_ci95", "summarise", "summarise_outcomes"]
 
@@ -125,18 +125,7 @@ def play_cubeless(a: BatchScorer, b: BatchScorer, deals: Sequence[int], seed: in
     return _cubeless_tables(play_games((a, b), both, first), deals)
 
 
-
-
 # -- the general engine: bgnet.game in lockstep over many tables ------------------------------
-
-DuelAgent = Agent
-"""The old name of ``bgnet.protocols.Agent`` here."""
-
-
-def batch_probs(agent: Agent) -> Evaluator | None:
-    """The old name of ``agent.cube_evaluator()``: batched probabilities that give the agent's own cube decisions."""
-    return agent.cube_evaluator()
-
 
 @dataclass
 class _Table:
@@ -153,19 +142,36 @@ class _Table:
     points: list[int] = field(default_factory=list)
     kinds: list[int] = field(default_factory=list)
     done: bool = False
+    seen: Game | None = None
+    """The last state shown to the observer of ``play_deals``."""
 
     def agent_of(self, seat: int) -> int:
         """Index of the agent (0 = A, 1 = B) sitting in ``seat``."""
         return seat if self.side == 0 else 1 - seat
 
 
-def _start_game(t: _Table, seed: int) -> None:
+Observer = Callable[[int, int, Game], None]
+"""Called by ``play_deals`` with (deal, side, game) for each new game and every state a game then passes through."""
+
+
+def _start_game(t: _Table, seed: int, observer: Observer | None = None) -> None:
     """Deal the table's next game: fresh dice; game 0 opens with seat 0, later games with the higher opening die."""
     t.dice = deal_dice(seed, t.deal, t.game_index)
     t.block, t.next_roll = 0, 1
     d0, d1 = int(t.dice[0, 0]), int(t.dice[0, 1])
     first = 0 if t.game_index == 0 or d0 > d1 else 1
     t.game = t.match.start(first, (d0, d1))
+    _observe([t], observer)
+
+
+def _observe(tables: list[_Table], observer: Observer | None) -> None:
+    """Tell ``observer`` about every table whose game has moved on since it last heard."""
+    if observer is None:
+        return
+    for t in tables:
+        if t.game is not t.seen:
+            t.seen = t.game
+            observer(t.deal, t.side, t.game)
 
 
 def _next_dice(t: _Table, seed: int) -> tuple[int, int]:
@@ -179,15 +185,16 @@ def _next_dice(t: _Table, seed: int) -> tuple[int, int]:
     return int(d[0]), int(d[1])
 
 
-def play_deals(agents: tuple[DuelAgent, DuelAgent], rules: Rules, deals: Sequence[int], seed: int,
-               max_games: int = 0) -> list[TableOutcome]:
+def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], seed: int,
+               max_games: int = 0, observer: Observer | None = None) -> list[TableOutcome]:
     """Play each deal twice (A in seat 0, then in seat 1) under ``rules`` and return A's tables.
 
     Money play is one game per table; a match runs until a side wins it. Every step
     handles all tables together: cube offers, answers, rolls, then moves, where a
     batch-capable agent scores the plays (and probabilities) of all its tables at
     once and any other agent is asked table by table. ``max_games`` (money only)
-    plays that many games per table instead of one.
+    plays that many games per table instead of one. ``observer`` (see ``Observer``) sees
+    every state of every game, so that the games can be recorded (``bgnet.matchfile``).
     """
     per_table = max(1, max_games) if rules.is_money else 0
     tables: list[_Table] = []
@@ -196,25 +203,31 @@ def play_deals(agents: tuple[DuelAgent, DuelAgent], rules: Rules, deals: Sequenc
             match, dice = Match(rules), deal_dice(seed, int(d), 0)
             first_game = match.start(0, (int(dice[0, 0]), int(dice[0, 1])))  # game 0 opens with seat 0
             tables.append(_Table(int(d), side, match, first_game, 0, dice))
+    _observe(tables, observer)
     scorers = (agents[0].batch_scorer(), agents[1].batch_scorer())
     cube_evaluators = (agents[0].cube_evaluator(), agents[1].cube_evaluator())
     live = list(tables)
     while live:
         _cube_offers(live, agents, cube_evaluators)
+        _observe(live, observer)
         _cube_answers(live, agents, cube_evaluators)
+        _observe(live, observer)
         for t in live:
             if t.game.phase == "beavered":
                 doubler = agents[t.agent_of(t.game.turn)]
                 t.game = raccoon(t.game, may_raccoon(t.game)
                                  and doubler.offers_raccoon(t.game.position, pre_beaver_state(t.game)))
+        _observe(live, observer)
         for t in live:
             if t.game.phase == "roll":
                 t.game = roll(t.game, _next_dice(t, seed))
+        _observe(live, observer)
         _moves(live, agents, scorers, cube_evaluators)
+        _observe(live, observer)
         still: list[_Table] = []
         for t in live:
             if t.game.is_over:
-                _finish_game(t, seed, per_table)
+                _finish_game(t, seed, per_table, observer)
             if not t.done:
                 still.append(t)
         live = still
@@ -228,7 +241,7 @@ def _a_won_match(t: _Table) -> bool:
     return w is not None and t.agent_of(w) == 0
 
 
-def _finish_game(t: _Table, seed: int, per_table: int) -> None:
+def _finish_game(t: _Table, seed: int, per_table: int, observer: Observer | None = None) -> None:
     """Record a finished game at the table and deal the next one, or close the table."""
     res = t.game.result
     assert res is not None
@@ -241,7 +254,7 @@ def _finish_game(t: _Table, seed: int, per_table: int) -> None:
     if t.match.is_over or (per_table and t.game_index >= per_table):
         t.done = True
     else:
-        _start_game(t, seed)
+        _start_game(t, seed, observer)
 
 
 def _decisions(tables: list[_Table], evaluator: Evaluator) -> list[Any]:
@@ -254,7 +267,7 @@ def _decisions(tables: list[_Table], evaluator: Evaluator) -> list[Any]:
             for t, row in zip(tables, probs)]
 
 
-def _cube_offers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
+def _cube_offers(live: list[_Table], agents: tuple[Agent, Agent],
                  cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
     """Ask every side on roll that may double whether it does."""
     asking = [t for t in live if t.game.phase == "roll" and may_double(t.game)]
@@ -272,7 +285,7 @@ def _cube_offers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
                 t.game = double(t.game)
 
 
-def _cube_answers(live: list[_Table], agents: tuple[DuelAgent, DuelAgent],
+def _cube_answers(live: list[_Table], agents: tuple[Agent, Agent],
                   cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
     """Ask every doubled side for its answer (a beaver counts as a take where ``game.may_beaver`` says no)."""
     doubled = [t for t in live if t.game.phase == "doubled"]
@@ -303,7 +316,7 @@ def _match_values(tables: list[_Table], evaluator: Evaluator, after: np.ndarray,
     return const + (mover * weights).sum(axis=1)
 
 
-def _moves(live: list[_Table], agents: tuple[DuelAgent, DuelAgent], scorers: tuple[BatchScorer | None, BatchScorer | None],
+def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[BatchScorer | None, BatchScorer | None],
            cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
     """Every side with dice plays: batched through the agent's scorer when it has one (at the match score when
     the agent gives probabilities), else one ``choose_move`` per table."""

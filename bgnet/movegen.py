@@ -109,9 +109,6 @@ def afterstate_boards(moves: Sequence[Move]) -> np.ndarray:
     return np.array(boards, np.int8)
 
 
-_after_boards = afterstate_boards  # the old private name, kept for callers outside the library's own files
-
-
 def generate_plays_parallel(boards: np.ndarray, dice: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``generate_plays`` spread over ``threads`` Python threads (worth it on many-core machines).
 

@@ -72,6 +72,9 @@ def as_evaluator(source: EvaluatorLike) -> Evaluator:
     """``source`` as an Evaluator: itself when it is one, else a ``FunctionEvaluator`` around the function."""
     if isinstance(source, Evaluator):
         return source
+    owner = getattr(source, "__self__", None)
+    if getattr(source, "__name__", None) == "probs_of_boards" and isinstance(owner, Evaluator):
+        return owner  # ``net.probs_of_boards`` is ``net``: keeps what the evaluator is (e.g. a bear-off database)
     if callable(source):
         return FunctionEvaluator(source)
     raise TypeError(f"{source!r} is neither an Evaluator (probs_of_boards) nor a function of boards")

@@ -31,9 +31,18 @@ Variance reduction, each switchable in ``RolloutSettings``:
 * truncation: after ``truncate`` plies the position is scored by the evaluator,
   and a pure bear-off covered by ``bgnet.bearoff`` is scored exactly.
 
-Cubeful equities (``cubeful=True`` and cube rollouts) come from the rolled-out
-cubeless probabilities through ``bgnet.cube`` (Janowski's model); the trials
-themselves are played cubeless, with no cube actions inside them.
+Cubeful rollouts (``cubeful=True``, and every position without dice) play the
+cube inside the trials: a candidate carries cube lines (a cube value and owner;
+"No double" and "Double, take" of one position share its trials, as they share
+checker play and dice), and before every roll of every live trial the side on roll
+decides by ``bgnet.cube.cube_decision`` on the net's 0-ply chances of the position
+(once per distinct position), doubles when it says so, and the opponent takes,
+beavers or passes by the same decision. A pass ends the line at the cube value
+while its cubeless trial plays on, so the cubeless numbers are exactly those of a
+cubeless rollout; a finished game scores single, gammon or backgammon times the
+cube (Jacoby in money play), in match winning chances at a match score; a truncated
+trial (or one stopped at the bear-off database) scores the cubeful equity of
+``cube_decision`` for its line's cube. Cubeful results carry no luck reduction.
 
 ``label_positions`` is the training "teacher": many positions rolled out (or
 evaluated at n-ply) at once, written as supervised targets with ``save_targets``.
@@ -116,6 +125,9 @@ class RolloutSettings:
     luck_candidates: int = 2
     """Plays per roll the evaluator judges for the luck: pubeval's best this many (0: the checker play's own
     choice for every roll, exact but about 20 times the work of a trial without variance reduction)."""
+    luck_margin: float = math.inf
+    """Of those plays, the net judges only the ones within this many pubeval points of the roll's best (a
+    fixed function of the position and roll, so the luck stays an exact control variate; inf: all of them)."""
     prune: int = 0
     """Checker play: the net judges only the ``prune`` plays pubeval ranks highest (0: every play). Like GNU
     Backgammon's pruning nets, this saves most of the evaluations: at 8, pubeval's top 8 hold the net's own best
@@ -298,43 +310,6 @@ def _segment_filter(values: np.ndarray, offsets: np.ndarray, f: MoveFilter) -> n
     v = values[order]
     keep = (rank < max(1, f.accept)) | ((rank < max(1, f.accept) + f.extra) & (v >= best - f.threshold))
     return np.sort(order[keep])
-
-
-@njit(cache=True, nogil=True)
-def _segment_top(values, offsets, k):  # type: ignore[no-untyped-def]
-    """Indices of the ``k`` largest values of every segment (fewer in short segments), ascending per segment."""
-    n = offsets.shape[0] - 1
-    out = np.empty(n * k, np.int64)
-    new_offsets = np.empty(n + 1, np.int64)
-    m = 0
-    for i in range(n):
-        new_offsets[i] = m
-        lo, hi = offsets[i], offsets[i + 1]
-        if hi - lo <= k:
-            for j in range(lo, hi):
-                out[m] = j
-                m += 1
-            continue
-        start = m
-        for j in range(lo, hi):  # insertion into a sorted window of the best k (k is small)
-            v = values[j]
-            if m - start < k:
-                out[m] = j
-                m += 1
-            elif v > values[out[start]]:
-                out[start] = j
-            else:
-                continue
-            q = m - 1 if m - start <= k and out[m - 1] == j else start
-            while q > start and values[out[q]] < values[out[q - 1]]:
-                out[q], out[q - 1] = out[q - 1], out[q]
-                q -= 1
-            while q + 1 < m and values[out[q]] > values[out[q + 1]]:
-                out[q], out[q + 1] = out[q + 1], out[q]
-                q += 1
-        out[start:m].sort()
-    new_offsets[n] = m
-    return out[:m], new_offsets
 
 
 def _choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover: np.ndarray, ply: int,
@@ -592,7 +567,7 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
             outcome[sel] = dice_for(seed, trial[live][sel], int(p), settings.quasi_random)
         if settings.luck_vr:
             got, mean, free = _roll_values(probs_fn, b, outcome, root_mover, settings.luck_candidates, settings.prune,
-                                           util, opp_util, scratch)
+                                           util, opp_util, scratch, settings.luck_margin)
             diff = got - mean
             luck[live] += np.where(root_mover[:, None], diff, diff @ _FLIP_LINEAR)
             nxt = free if settings.ply == 0 and free is not None else \
@@ -618,12 +593,13 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
 
 
 def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root_mover: np.ndarray, top: int,
-                 prune: int, util: Utility, opp_util: Utility, scratch: tuple[np.ndarray, ...]
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+                 prune: int, util: Utility, opp_util: Utility, scratch: tuple[np.ndarray, ...],
+                 margin: float = math.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The luck control variate of each board's roll: (value of the roll that came, average over the 21 rolls).
 
     For each roll the mover's play is the evaluator's best among the ``top`` plays
-    pubeval ranks highest (cheap: the net scores ``21 * top`` afterstates per trial),
+    pubeval ranks highest (cheap: the net scores ``21 * top`` afterstates per trial), less
+    those more than ``margin`` pubeval points below that roll's best,
     or with ``top == 0`` the 0-ply checker play itself (every play, or pubeval's best
     ``prune``). Values are the mover's 0-ply chances after that play. The third item
     is, when ``top == 0``, every trial's next board (the actual roll's play, which
@@ -635,7 +611,7 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
     nr = len(ROLLS)
     rolled = np.repeat(boards, nr, axis=0)
     after, _s, _n, offsets = mk.gen_batch(rolled, np.tile(_ROLL_DICE, (k, 1)), *scratch)
-    after, offsets = _pruned(after, offsets, prune if top == 0 else top)
+    after, offsets = _pruned(after, offsets, prune if top == 0 else top, margin if top > 0 else math.inf)
     cand = mk.swap_sides_batch(after)
     cand_probs = _net(probs_fn, cand)
     best = _choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
@@ -646,14 +622,127 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
     return best_mover[inverse, r_actual], mean[inverse], free
 
 
-def _pruned(after: np.ndarray, offsets: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``keep`` plays of each segment that pubeval ranks highest (all of them when ``keep`` is 0)."""
+def _pruned(after: np.ndarray, offsets: np.ndarray, keep: int, margin: float = math.inf
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``keep`` plays of each segment that pubeval ranks highest (all of them when ``keep`` is 0),
+    less those more than ``margin`` pubeval points below the best."""
     if keep <= 0:
         return after, offsets
-    from bgnet.pubeval import pubeval_scores
-
-    idx, new_offsets = _segment_top(pubeval_scores(after), offsets, keep)
+    idx, new_offsets = _pubeval_top(after, offsets, keep, margin)
     return after[idx], new_offsets
+
+
+def _pubeval_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Pubeval's weights as lookup tables: (2, 24, 31) value of each point's count (-15..15), (2, 2) bar/off weights.
+
+    Index 0 is the race vector, 1 the contact one: a point's term is then one table
+    read instead of pubeval's branches, for the fused ``_pubeval_top`` below.
+    """
+    from bgnet.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS
+
+    tables = np.zeros((2, 24, 31), np.float64)
+    extra = np.zeros((2, 2), np.float64)
+    for v, w in enumerate((RACE_WEIGHTS, CONTACT_WEIGHTS)):
+        for block in range(24):
+            base = 5 * block
+            for n in range(-15, 16):
+                t = 0.0
+                if n == -1:
+                    t = w[base]
+                elif n == 1:
+                    t = w[base + 1]
+                elif n >= 2:
+                    t = w[base + 2]
+                    if n == 3:
+                        t += w[base + 3]
+                    elif n >= 4:
+                        t += w[base + 4] * (n - 3) / 2.0
+                tables[v, block, n + 15] = t
+        extra[v] = (w[120], w[121])
+    return tables, extra
+
+
+_PUB_TABLES: tuple[np.ndarray, np.ndarray] | None = None
+
+
+@njit(cache=True, nogil=True)
+def _pubeval_top_kernel(after, offsets, k, margin, tables, extra, win_score):  # type: ignore[no-untyped-def]
+    """Per segment: the ``k`` plays pubeval scores highest, less those more than ``margin`` below the best."""
+    n = offsets.shape[0] - 1
+    scores = np.empty(after.shape[0], np.float64)
+    for i in range(after.shape[0]):
+        row = after[i]
+        in_play = 0
+        my_back = 0
+        opp_back = 26
+        for p in range(1, 26):
+            if row[p] > 0:
+                in_play += row[p]
+                my_back = p
+        for p in range(24, -1, -1):
+            if row[p] < 0:
+                opp_back = p
+        if in_play == 0:
+            scores[i] = win_score
+            continue
+        v = 0 if my_back < opp_back else 1
+        s = 0.0
+        for block in range(24):
+            s += tables[v, block, row[24 - block] + 15]
+        s += extra[v, 0] * (-row[0]) / 2.0
+        s += extra[v, 1] * (15 - in_play) / 15.0
+        scores[i] = s
+    out = np.empty(n * k, np.int64)
+    new_offsets = np.empty(n + 1, np.int64)
+    top = np.empty(k, np.int64)
+    m = 0
+    for i in range(n):
+        new_offsets[i] = m
+        lo, hi = offsets[i], offsets[i + 1]
+        c = 0
+        for j in range(lo, hi):  # insertion into the sorted (best first) window of the best k
+            if c < k:
+                q = c
+                c += 1
+            elif scores[j] > scores[top[k - 1]]:
+                q = k - 1
+            else:
+                continue
+            while q > 0 and scores[top[q - 1]] < scores[j]:
+                top[q] = top[q - 1]
+                q -= 1
+            top[q] = j
+        if c == 0:
+            continue
+        best = scores[top[0]]
+        kept = 0
+        for q in range(c):
+            if scores[top[q]] >= best - margin:
+                kept += 1
+        window = top[:kept].copy()
+        window.sort()
+        for q in range(kept):
+            out[m] = window[q]
+            m += 1
+    new_offsets[n] = m
+    return out[:m], new_offsets
+
+
+def _pubeval_top(after: np.ndarray, offsets: np.ndarray, keep: int, margin: float = math.inf
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(indices, offsets)`` of each segment's best ``keep`` plays by pubeval (ties: the first), fused in one pass.
+
+    ``margin`` drops those of them more than that many pubeval points below the
+    segment's best (a fixed function of the position and roll, so a luck built on
+    it stays an exact control variate).
+    """
+    global _PUB_TABLES
+    if _PUB_TABLES is None:
+        _PUB_TABLES = _pubeval_tables()
+    from bgnet.pubeval import WIN_SCORE
+
+    return _pubeval_top_kernel(np.ascontiguousarray(after, np.int8), np.asarray(offsets, np.int64), int(keep),
+                               float(margin), _PUB_TABLES[0], _PUB_TABLES[1], WIN_SCORE)  # type: ignore[no-any-return]
 
 
 def _unique_rows(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,8 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--truncate", type=int, default=None, metavar="PLIES",
                         help="stop each trial after PLIES plies and score it with the net (default: play to the end)")
     parser.add_argument("--ply", type=int, default=0, metavar="N", help="checker play in the trials: 0 or 1 (default 0)")
-    parser.add_argument("--cubeful", action="store_true", help="also report cubeful equities (always on without dice)")
+    parser.add_argument("--cubeful", action="store_true", help="also roll out cubefully: the cube is played in every trial, the opponent on "
+                        "roll first with the cube as given (always on without dice)")
     parser.add_argument("--match", metavar="MATCHID", default=None,
                         help="gnubg Match ID with the score and cube (default: money, cube centred)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="dice seed (default 0); same seed, same numbers")

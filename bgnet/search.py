@@ -30,6 +30,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from bgnet import _game_kernels as gk
+from bgnet.bearoff import DatabaseEvaluator, exact_probs
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
 from bgnet.movegen import afterstate_boards, generate_plays, legal_moves, parse_dice, swap_sides_batch
@@ -163,9 +164,6 @@ def check_ply(ply: int) -> int:
 # -- batched evaluation ----------------------------------------------------------------
 
 
-_check_ply = check_ply  # the old private name
-
-
 def leaf_probs(evaluator: EvaluatorLike, boards: np.ndarray) -> np.ndarray:
     """0-ply probabilities (N, 5) float32 of boards for each side on roll: the evaluator's, exact where the game is over.
 
@@ -208,6 +206,11 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
         exact = np.zeros((int(done.sum()), 5), np.float32)
         gk.apply_terminal(codes[done], exact)
         out[done] = exact
+    if isinstance(evaluator, DatabaseEvaluator):  # pure bear-offs are exact at any depth: no search below them
+        known, probs = exact_probs(boards)
+        known &= ~done
+        out[known] = probs[known]
+        done |= known
     live = np.flatnonzero(~done)
     if len(live) == 0:
         return out
@@ -338,6 +341,3 @@ class SearchScorer:
             # Deeper plays rank above shallower ones, as in rank_moves: lift each level by 10 points.
             values[alive] = MONEY.of(deep) + 10.0 * level
         return values
-
-
-_net = _leaf64  # the old private name (it was never the bare net: finished games are exact)

@@ -7,6 +7,11 @@ all with one call of the evaluator (one forward pass), picks each game's best pl
 by segment argmax (with optional epsilon exploration), and restarts finished games
 at once so the batch stays full. Finished games come back as trajectories: plain
 numpy arrays, so the learner can live in another process (DESIGN.md).
+
+With ``bearoff`` (the default) the candidates are scored through the bear-off
+database (``bgnet.bearoff.with_database``) and a game stops as soon as a play
+leaves a pure bear-off: its last position is then that board, valued exactly, and
+its ``result`` is 0 (see ``Trajectory``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from bgnet import _game_kernels as gk
+from bgnet.bearoff import is_bearoff, with_database
 from bgnet.movegen import generate_plays, generate_plays_parallel, swap_sides_batch
 from bgnet.position import STARTING_POSITION
 from bgnet.probs import equities
@@ -33,11 +39,23 @@ START_BOARD = STARTING_POSITION.array()
 @dataclass
 class Trajectory:
     """One finished game: the positions after each play (each seen from its side on roll),
-    the values the net gave them during play, and the result for the side that won."""
+    the values the net gave them during play, and how it ended.
+
+    ``result`` 1, 2 or 3: the side on roll at the last position made the winning play,
+    worth that many points. ``result`` 0: the game stopped at the bear-off database;
+    the last position is the pure bear-off the last play left and ``values[-1]`` are
+    its exact chances for its side on roll (the game's exact outcome).
+    """
 
     boards: np.ndarray
     values: np.ndarray
     result: int
+
+    def outcome(self) -> np.ndarray:
+        """The five probabilities (5,) float32 of the outcome for the side on roll at the last position."""
+        if self.result == 0:
+            return np.asarray(self.values[-1], np.float32).copy()
+        return np.array([1.0, float(self.result >= 2), float(self.result >= 3), 0.0, 0.0], np.float32)
 
 
 def roll_dice(rng: np.random.Generator, n: int, opening: np.ndarray) -> np.ndarray:
@@ -52,16 +70,12 @@ def roll_dice(rng: np.random.Generator, n: int, opening: np.ndarray) -> np.ndarr
     return dice
 
 
-def score_candidates(cand: np.ndarray, probs_fn: EvaluatorLike) -> np.ndarray:
-    """The old name of ``bgnet.search.leaf_probs`` (with the arguments the other way round)."""
-    return leaf_probs(probs_fn, cand)
-
-
 class SelfPlay:
     """B concurrent self-play games with their in-progress trajectories."""
 
-    def __init__(self, n_games: int, seed: int, max_plies: int = 600, threads: int = 1) -> None:
+    def __init__(self, n_games: int, seed: int, max_plies: int = 600, threads: int = 1, bearoff: bool = True) -> None:
         self.n_games = n_games
+        self.bearoff = bearoff  # stop games at the bear-off database (exact outcome) instead of playing them out
         self.threads = threads
         self.max_plies = max_plies
         self.rng = np.random.default_rng(seed)
@@ -72,7 +86,7 @@ class SelfPlay:
 
     def step(self, evaluator: EvaluatorLike, exploration: float = 0.0) -> list[Trajectory]:
         """Play one ply in every game; returns the games that finished."""
-        ev = as_evaluator(evaluator)
+        ev = with_database(evaluator) if self.bearoff else as_evaluator(evaluator)
         n = self.n_games
         dice = roll_dice(self.rng, n, self.plies == 0)
         if self.threads > 1:
@@ -92,18 +106,22 @@ class SelfPlay:
         chosen = cand[choice]
         chosen_probs = probs[choice]
         codes = gk.terminal_codes(chosen)
+        stopped = (codes == 0) & is_bearoff(chosen) if self.bearoff else np.zeros(n, np.bool_)
         rows = np.arange(n)
         ply = self.plies
         self.traj_boards[rows, ply] = chosen
         self.traj_values[rows, ply] = chosen_probs
         self.plies = ply + 1
         finished: list[Trajectory] = []
-        done = (codes != 0) | (self.plies >= self.max_plies)
+        done = (codes != 0) | stopped | (self.plies >= self.max_plies)
         for g in np.flatnonzero(done):
             length = int(self.plies[g])
             if codes[g] != 0:  # the game was won by the side that just played
                 finished.append(Trajectory(self.traj_boards[g, :length - 1].copy(),
                                            self.traj_values[g, :length - 1].copy(), int(-codes[g])))
+            elif stopped[g]:  # a pure bear-off: its exact chances (already in traj_values) end the game
+                finished.append(Trajectory(self.traj_boards[g, :length].copy(),
+                                           self.traj_values[g, :length].copy(), 0))
         chosen[done] = START_BOARD
         self.plies[done] = 0
         self.boards = chosen

@@ -60,7 +60,7 @@ def test_hint_text_lists_every_play_ranked() -> None:
 
 
 def test_hint_json_matches_the_library() -> None:
-    out = ok_json("hint", START_ID, "3-1", "--top", "4")
+    out = ok_json("hint", START_ID, "3-1", "--top", "4", "--ply", "0")
     assert out["dice"] == [3, 1] and out["ply"] == 0 and out["match"] is None and out["legal_plays"] == 16
     moves = out["moves"]
     assert len(moves) == 4

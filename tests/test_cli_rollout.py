@@ -48,7 +48,8 @@ def test_rollout_text_in_gnubg_style_with_cubeful_equities() -> None:
     assert re.search(r"^  \d\.\d{3} \d\.\d{3} \d\.\d{3} - \d\.\d{3} \d\.\d{3} \d\.\d{3} CL [+-]\d\.\d{3} CF [+-]\d\.\d{3}$",
                      text, re.M), text
     assert re.search(r"^ \[\d\.\d{3} .* CL +\d\.\d{3} CF +\d\.\d{3}\]$", text, re.M), text
-    assert "36 games" in text and "seed 0" in text and "Truncated cubeless rollout (depth 2)" in text
+    assert "36 games" in text and "seed 0" in text and "Truncated cubeful rollout (depth 2)" in text
+    assert "Cube: played in every trial" in text
 
 
 def test_cube_rollout_without_dice() -> None:
@@ -58,7 +59,10 @@ def test_cube_rollout_without_dice() -> None:
     assert out["dice"] is None
     assert [c["label"] for c in out["candidates"]] == ["No double", "Double, take"]
     assert all(c["cubeful_equity"] is not None for c in out["candidates"])
-    assert out["cube"]["proper_cube_action"]
+    assert out["cube"]["proper_cube_action"] and out["cube"]["method"] == "cubeful trials"
+    nd, dt = (c["cubeful_equity"] for c in out["candidates"])
+    assert out["cube"]["equity_no_double"] == nd and out["cube"]["equity_double_take"] == dt
+    assert out["cube"]["equity_double_pass"] == 1.0
 
 
 def test_bad_input_is_one_line_and_exit_status_2() -> None:

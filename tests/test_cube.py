@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import numpy as np
 import pytest
 
 from bgnet.cube import InvalidProbsError, cube_decision, cube_efficiency
@@ -349,3 +350,55 @@ def test_cli_cube_hint_defaults_to_gnubg_money_rules_and_says_so() -> None:
     assert "Rules assumed: money game, Jacoby rule off, beavers not allowed" in off
     bad = run("--match", "MAGgAAAAAAAE", "--jacoby")               # a 5-point match score
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+# -- one exchange of look-ahead ------------------------------------------------------------
+
+def test_without_volatility_waiting_ties_with_doubling() -> None:
+    """Leaves that all equal the chances now: the same double is there next turn, so waiting ties with doubling."""
+    from bgnet.cube import lookahead_decision
+
+    probs = [0.74, 0.05, 0.0, 0.02, 0.0]
+    plain = cube_decision(probs, MONEY)
+    assert plain.action == "double, take"
+    d = lookahead_decision(probs, MONEY, None, np.array([probs] * 4), np.full(4, 0.25))
+    assert d.equity_no_double == pytest.approx(plain.equity_double_take)
+    assert d.equity_no_double > plain.equity_no_double
+    assert d.equity_double_take == plain.equity_double_take and d.take_point == plain.take_point
+
+
+def test_market_losers_ahead_make_the_double_right() -> None:
+    """Half the next turns lose the market (a cash), half fall back: doubling now beats the model's no double."""
+    from bgnet.cube import lookahead_decision
+
+    probs = gammonless(0.66)
+    assert cube_decision(probs, MONEY).action == "no double"
+    leaves = np.array([gammonless(0.97), gammonless(0.35)])
+    d = lookahead_decision(probs, MONEY, None, leaves, np.array([0.5, 0.5]))
+    assert d.action == "double, take" and d.equity_no_double < d.equity_double_take
+
+
+def test_post_crawford_trailer_doubles_a_take_at_once() -> None:
+    """Doubled stakes cost the post-Crawford trailer nothing when he loses: a taken double is made even without volatility."""
+    from bgnet.cube import lookahead_decision
+
+    state = MatchState(5, 2, 4)  # 3-away trailer against the 1-away leader
+    probs = [0.6, 0.1, 0.0, 0.08, 0.0]
+    d = lookahead_decision(probs, state, None, np.array([probs] * 3), np.full(3, 1 / 3))
+    assert d.response == "take" and d.action == "double, take"
+
+
+def test_exchange_leaves_average_to_the_two_ply_chances() -> None:
+    from bgnet.agents import DEFAULT_CHECKPOINT
+    from bgnet.cube import exchange_leaves, searched_decision
+    from bgnet.fastnet import load_numpy_net
+    from bgnet.search import evaluate_position
+
+    fn = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
+    pos = Position.from_position_id("4HPwATDgc/ABMA")
+    state = MatchState(5, 1, 3)
+    leaves, weights = exchange_leaves(fn, pos, state)
+    assert leaves.shape == (441, 5) and weights.sum() == pytest.approx(1.0)
+    assert weights @ leaves == pytest.approx(np.array(list(evaluate_position(fn, pos, 2, state=state))), abs=1e-5)
+    d = searched_decision(fn, pos, state, ply=2)
+    assert d.probs.win == pytest.approx(float(weights @ leaves[:, 0]), abs=1e-6)

@@ -143,3 +143,29 @@ def test_bgnet_eval_is_the_same_command_as_python_m_eval(tmp_path: Path) -> None
     bad = subprocess.run([sys.executable, "-m", "bgnet", "eval", "nosuchbot", "random"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("extra, a, b", [(["--games", "6", "--seed", "3"], "pubeval", "random"),
+                                         (["--games", "2", "--seed", "5", "--match", "3"], "default", "pubeval")])
+def test_saved_games_replay_legally_with_the_duels_results(tmp_path: Path, extra: list[str], a: str, b: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from bgnet.evaluation.games import file_name, player_names
+    from bgnet.matchfile import read_match, replay_match
+
+    folder = tmp_path / "games"
+    assert main([a, b, *extra, "--quiet", "--save-games", str(folder)]) == 0
+    assert "match files" in capsys.readouterr().out
+    games = int(extra[1])
+    rules = Rules(match_length=int(extra[5])) if "--match" in extra else None
+    spec = DuelSpec(a, b, (games + 1) // 2, int(extra[3]), rules)
+    outcomes = runner.play_chunk((spec, 0, spec.pairs))  # the duel's own games for those deals
+    assert len(list(folder.glob("*.mat"))) == 2 * spec.pairs == len(outcomes)
+    names = player_names(spec)
+    for t in outcomes:
+        record = replay_match(read_match(folder / file_name(names, t.deal, t.side)))  # every play checked
+        assert record.players == (names if t.side == 0 else names[::-1])
+        a_seat = 0 if t.side == 0 else 1
+        points = tuple(g.points if g.winner == a_seat else -g.points for g in record.games)
+        assert points == t.points and all(g.winner is not None for g in record.games)
+        if rules is not None:  # a whole match: its winner is the duel's
+            assert (record.games[-1].winner == a_seat) == t.match_won

@@ -219,3 +219,18 @@ def test_netset_picks_the_net_of_each_kind(tmp_path):
     assert load_net(path).config.hidden == (8,)  # single-net readers get the contact net
     with pytest.raises(ValueError, match="contact net"):
         NetSet({"race": race})
+
+
+def test_widen_keeps_the_function(tmp_path):
+    import torch
+
+    from bgnet.model import BgNet, ModelConfig, NetEvaluator, widen
+
+    torch.manual_seed(2)
+    v1 = BgNet(ModelConfig(hidden=(8,)))
+    v2 = widen(v1, 2)
+    assert v2.config.feature_version == 2 and v2.config.num_features == NUM_FEATURES_V2
+    boards = np.array([Position.start().board, Position.from_points({13: 1, 1: 14}, {18: 1, 2: 14}).board], np.int8)
+    assert np.allclose(NetEvaluator(v1).probs_of_boards(boards), NetEvaluator(v2).probs_of_boards(boards), atol=1e-6)
+    with pytest.raises(ValueError, match="cannot widen"):
+        widen(v2, 1)

@@ -322,3 +322,92 @@ def test_chunk_tasks_pickle_for_other_processes(net) -> None:
     clone = pickle.loads(pickle.dumps(task))
     a, b = task((1, 20)), clone((1, 20))
     assert a.first_trial == 20 and np.allclose(a.values, b.values, atol=1e-6)
+
+
+# -- cubeful trials: the cube played inside every trial ---------------------------------
+
+def constant(win: float, win_gammon: float = 0.0):
+    """An evaluator that gives every side on roll the same chances (``win``, ``win_gammon``, no backgammons)."""
+    def probs_fn(boards: np.ndarray) -> np.ndarray:
+        return np.tile(np.array([win, win_gammon, 0.0, 0.0, 0.0], np.float32), (len(boards), 1))
+    return probs_fn
+
+
+def test_a_trial_doubled_out_and_passed_scores_exactly_the_cube_value() -> None:
+    # Every side on roll reads 90% with no gammons: the opponent, on roll after the play, doubles and the
+    # mover passes; with a 2-cube owned by the opponent he redoubles and the root side passes 2 points.
+    res = rollout(constant(0.9), START, "31", plays=["8/5 6/5"], cubeful=True, trials=36, truncate=4,
+                  bearoff_fn=None)
+    c = res.candidates[0]
+    assert c.cubeful_equity == -1.0 and c.cubeful_stderr == 0.0
+    cube = rollout(constant(0.9), MIDGAME, trials=36, truncate=4, bearoff_fn=None)
+    nd, dt = cube.candidates
+    # No double: the opponent doubles me out at his first turn; double/take: he redoubles to 4 and I pass 2.
+    assert nd.cubeful_equity == -1.0 and dt.cubeful_equity == -2.0
+    assert cube.cube is not None and cube.cube["method"] == "cubeful trials"
+
+
+def test_passes_and_takes_are_tracked_per_trial_in_arrays(net) -> None:
+    from bgnet.match import MatchState
+    from bgnet.rollout import _CubeTracks
+
+    cands = [replace(position_candidate(MIDGAME), cube_lines=((1, "centred"), (2, "opponent")))]
+    tr = _CubeTracks(cands, 3, MatchState())
+    rows = np.arange(3)
+    probs = np.array([[0.95, 0.0, 0.0, 0.0, 0.0], [0.75, 0.1, 0.0, 0.05, 0.0], [0.5, 0.1, 0.0, 0.1, 0.0]])
+    boards = np.repeat(np.array(MIDGAME.board, np.int8)[None], 3, axis=0)
+    tr.decide(rows, probs, boards, np.ones(3, bool))
+    # Line 1 (cube centred): 95% passes (closed at +1), 75% is a double and take (2, owned by the taker),
+    # 50% is no double. Line 2 (the opponent owns 2): no access, nothing moves.
+    assert tr.done.tolist() == [True, False, False, False, False, False] and tr.value[0] == 1.0
+    assert tr.cube.tolist() == [1, 2, 1, 2, 2, 2] and tr.owner.tolist() == [0, -1, 0, -1, -1, -1]
+    # A gammon won by the root side with the cube on 2 is worth 4 points per root cube.
+    tr.end_game(np.array([1]), np.array([-2], np.int8), np.array([False]))
+    assert tr.done[1] and tr.value[1] == 4.0
+
+
+def test_a_position_far_ahead_with_gammons_is_too_good_to_double(net) -> None:
+    # X has a closed board and three checkers to come in; O has three on the bar and the rest at home.
+    pos = Position.from_points({6: 2, 5: 2, 4: 2, 3: 2, 2: 2, 1: 2, 8: 3}, {25: 3, 6: 4, 5: 4, 4: 4})
+    res = rollout(net, pos, trials=72, truncate=6, seed=1, bearoff_fn=None)
+    nd, dt = res.candidates
+    assert nd.cubeful_equity is not None and dt.cubeful_equity is not None
+    assert nd.probs.win_gammon > 0.5
+    assert nd.cubeful_equity - 2 * nd.cubeful_stderr > 1.0  # playing on beats cashing the game
+    assert dt.cubeful_equity > nd.cubeful_equity  # a take would be a blunder by the opponent
+    assert res.cube is not None and res.cube["action"] == "too good" and res.cube["response"] == "pass"
+
+
+@pytest.mark.parametrize("state_args", [dict(match_length=1), dict(match_length=5, score_me=4, crawford=True)])
+def test_a_dead_cube_makes_the_cubeful_rollout_the_cubeless_one(net, state_args) -> None:
+    from bgnet.match import MatchState
+
+    state = MatchState(**state_args)
+    kw = dict(trials=36, truncate=5, seed=4, luck_vr=False, bearoff_fn=None, state=state)
+    res = rollout(net, MIDGAME, "42", plays=["8/4 6/4", "24/20 13/11"], cubeful=True, **kw)
+    for c in res.candidates:
+        assert c.cubeful_equity is not None and c.cubeful_mwc is not None
+        assert c.cubeful_equity == pytest.approx(c.equity, abs=1e-9)
+        assert c.cubeful_stderr == pytest.approx(c.equity_stderr, abs=1e-9)
+    cube = rollout(net, MIDGAME, **kw)
+    assert [c.label for c in cube.candidates] == ["No double"]
+    assert cube.candidates[0].cubeful_equity == pytest.approx(cube.candidates[0].equity, abs=1e-9)
+
+
+def test_cubeful_trials_keep_the_cubeless_numbers_and_do_not_depend_on_chunking(net) -> None:
+    kw = dict(plays=["8/5 6/5", "24/23 13/10"], trials=72, truncate=5, seed=3, bearoff_fn=None)
+    plain = rollout(net, START, "31", **kw)
+    a = rollout(net, START, "31", cubeful=True, chunk_size=72, **kw)
+    b = rollout(net, START, "31", cubeful=True, chunk_size=20, **kw)
+    again = rollout(net, START, "31", cubeful=True, chunk_size=72, **kw)
+    for p, x, y, z in zip(plain.candidates, a.candidates, b.candidates, again.candidates):
+        assert p.probs == x.probs and p.equity == x.equity  # the cube does not touch the cubeless trials
+        # Same seed, same numbers; another chunking agrees to the net's float32 rounding with the batch size.
+        assert x.cubeful_equity == z.cubeful_equity and x.cubeful_stderr == z.cubeful_stderr
+        assert x.cubeful_equity == pytest.approx(y.cubeful_equity, abs=1e-6)
+        assert x.cubeful_stderr == pytest.approx(y.cubeful_stderr, abs=1e-6)
+    c = rollout(net, MIDGAME, trials=72, truncate=5, seed=3, bearoff_fn=None, chunk_size=72)
+    d = rollout(net, MIDGAME, trials=72, truncate=5, seed=3, bearoff_fn=None, chunk_size=30)
+    assert c.cube is not None and d.cube is not None and c.cube["action"] == d.cube["action"]
+    for e, f in zip(c.candidates, d.candidates):
+        assert e.cubeful_equity == pytest.approx(f.cubeful_equity, abs=1e-6)

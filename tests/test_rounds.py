@@ -57,3 +57,13 @@ def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     assert main(args[:-2] + ["--batch-games", "8"]) == 2
     assert "other settings" in capsys.readouterr().err
     assert main(["--init", str(tmp_path / "nope.pt"), "--out", str(tmp_path / "x")]) == 2
+
+
+def test_netset_duel_plays_the_deals_of_a_paired_duel(init):
+    from bgnet.duel import NeuralScorer, paired_duel
+    from bgnet.scorers import PubevalScorer
+    from bgnet.trainer.rounds import duel_netset
+
+    ours = duel_netset(str(init), "pubeval", 40, seed=9, bearoff=False, chunk=7)
+    ref = paired_duel(NeuralScorer(probs_fn_of(load_net(init))), PubevalScorer(), 20, 9)
+    assert ours.games == 40 and ours.ppg == pytest.approx(ref.ppg)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from bgnet import _game_kernels as gk
+from bgnet.bearoff import exact_probs, is_bearoff
 from bgnet.movegen import legal_moves
 from bgnet.position import Position
 from bgnet.selfplay import START_BOARD, SelfPlay, roll_dice
@@ -45,9 +46,13 @@ def test_every_step_is_a_legal_play_and_games_finish():
             assert tuple(nxt.tolist()) in afters
     assert len(finished) > 20
     for t in finished:
-        assert t.result in (1, 2, 3)
+        assert t.result in (0, 1, 2, 3)
         assert len(t.boards) == len(t.values) > 0
         assert np.all(gk.terminal_codes(t.boards) == 0)
+        bearoff = is_bearoff(t.boards)
+        assert not bearoff[:-1].any()  # a game stops at the first pure bear-off
+        if t.result == 0:  # ... and ends on its exact chances
+            assert bearoff[-1] and np.allclose(t.values[-1], exact_probs(t.boards[-1:])[1][0], atol=1e-6)
         for b in t.boards:
             Position(b.tolist())  # 15 checkers a side at most, no shared points
 
@@ -87,3 +92,12 @@ def test_threaded_kernels_play_the_same_games():
         assert np.array_equal(x, y)
     big = np.repeat(serial[0], 8, axis=0)
     assert np.array_equal(encode(big), encode(big, threads=2))
+
+
+def test_games_stop_at_the_bearoff_database_unless_told_not_to():
+    stops, played = SelfPlay(32, seed=4), SelfPlay(32, seed=4, bearoff=False)
+    ends: dict[str, list[int]] = {"stop": [], "play": []}
+    for _ in range(300):
+        ends["stop"] += [t.result for t in stops.step(random_probs)]
+        ends["play"] += [t.result for t in played.step(random_probs)]
+    assert 0 in ends["stop"] and 0 not in ends["play"]

@@ -168,13 +168,31 @@ def cmd_duel(argv: Sequence[str]) -> int:
     p.add_argument("agent_a", metavar="A")
     p.add_argument("agent_b", metavar="B")
     _common(p, 1000)
+    p.add_argument("--save-games", metavar="DIR", default=None,
+                   help="also write every deal's games as .mat files into DIR (two per deal, one per seating)")
     args = p.parse_args(argv)
     rules = _rules(args)
     res, report = _duel(args.agent_a, args.agent_b, args, rules)
     if args.json != "-":
         print(_format(res, args.agent_a, args.agent_b, report["mode"], args.seed))
+    if args.save_games:
+        _save_games(args, rules, res)
     _write_json(args.json, report)
     return 0
+
+
+def _save_games(args: argparse.Namespace, rules: Rules | None, res: DuelResult) -> None:
+    """Write the duel's games as .mat files (``bgnet.evaluation.games``), checked against the duel's results."""
+    from bgnet.duel import summarise_outcomes
+    from bgnet.evaluation.games import save_duel_games
+    from bgnet.evaluation.runner import DuelSpec
+
+    spec = DuelSpec(args.agent_a, args.agent_b, (args.games + 1) // 2, args.seed, rules)
+    again = summarise_outcomes(save_duel_games(spec, args.save_games))
+    if again.points != res.points:
+        raise BgnetError("the games written do not replay the duel's results; please report this")
+    if args.json != "-":
+        print(f"  wrote {2 * spec.pairs} match files to {args.save_games}")
 
 
 def cmd_tournament(argv: Sequence[str]) -> int:

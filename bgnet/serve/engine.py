@@ -2,7 +2,7 @@
 
 ``Engine`` loads the net once and turns each request into the same JSON-ready
 dict as the matching ``bgnet ... --json`` command (it calls the same code: the
-CLI's position parser and ``moves_to_dict``, ``MoveHints.to_dict``,
+position parser and ``moves_to_dict`` of ``bgnet.answers``, ``MoveHints.to_dict``,
 ``CubeHint.to_dict``). Bad input raises ``ApiError`` with an HTTP status and one
 sentence. Deep work (searches at 2 plies and more, rollouts, analyses) runs at
 most ``deep_jobs`` at a time; one more is refused at once with status 429
@@ -27,7 +27,7 @@ from typing import Any, Iterator, cast
 import numpy as np
 
 from bgnet import game as g
-from bgnet.cli import _position_and_state, build_parser, cube_of, hint_of, moves_to_dict
+from bgnet.answers import cube_of, hint_of, moves_to_dict, position_and_state, request_defaults
 from bgnet.cube import cube_decision
 from bgnet.errors import BgnetError
 from bgnet.hint import MoveHints, cube_hint, move_hint
@@ -91,7 +91,7 @@ def _parse(text: str) -> tuple[Position, MatchState | None, tuple[int, int] | No
         raise ApiError(400, "give a position: a Position ID, PositionID:MatchID or an XGID")
     if len(text) > 200:
         raise ApiError(400, "the position text is too long to be a Position ID, Match ID or XGID")
-    return _position_and_state(argparse.Namespace(position=text, match=None, xgid=None))
+    return position_and_state(argparse.Namespace(position=text, match=None, xgid=None))
 
 
 def _board_dict(pos: Position, state: MatchState | None, dice: tuple[int, int] | None) -> dict[str, Any]:
@@ -154,14 +154,14 @@ class Engine:
         self.config = config
         self.model_path = str(config.model or default_checkpoint())
         if probs_fn is None:
+            from bgnet.bearoff import with_database
             from bgnet.fastnet import load_numpy_net
 
-            probs_fn = load_numpy_net(self.model_path).probs_of_boards
+            probs_fn = with_database(load_numpy_net(self.model_path))
         self.probs_fn: ProbsFn = probs_fn
         self._deep = threading.BoundedSemaphore(config.deep_jobs)
         self._lock: threading.Lock | None = threading.Lock() if config.engine_lock else None
-        parser = build_parser()
-        self._cli_defaults = {cmd: vars(parser.parse_args([cmd, "POSITION"])) for cmd in ("hint", "cube")}
+        self._cli_defaults = {cmd: request_defaults(cmd) for cmd in ("hint", "cube")}
         if config.blas_threads:
             limit_blas_threads(config.blas_threads)
 

@@ -77,6 +77,8 @@ class TrainConfig:
     """Ray cluster to attach to with backend "ray" ("" = start a local Ray instance)."""
     sync_games: int = 256
     """Backend "ray": finished games gathered from all actors between two weight broadcasts."""
+    bearoff_database: bool = True
+    """Stop a self-play game once both sides are bearing off (bgnet.bearoff): its exact chances are the TD target."""
 
 
 def field_docs() -> dict[str, str]:

@@ -73,8 +73,8 @@ def _notice(text: str) -> None:
 class LocalSelfPlay(SelfPlay):
     """``SelfPlay`` in this process that can also resume from a Ray run's checkpoint."""
 
-    def __init__(self, n_games: int, seed: int, max_plies: int = 600, threads: int = 1) -> None:
-        super().__init__(n_games, seed=seed, max_plies=max_plies, threads=threads)
+    def __init__(self, n_games: int, seed: int, max_plies: int = 600, threads: int = 1, bearoff: bool = True) -> None:
+        super().__init__(n_games, seed=seed, max_plies=max_plies, threads=threads, bearoff=bearoff)
         self.seed = seed
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -116,15 +116,15 @@ def unpack(games: dict[str, np.ndarray]) -> list[Trajectory]:
 class SelfPlayActor:
     """One self-play worker (a Ray actor): a net and a ``SelfPlay`` batch, used round by round."""
 
-    def __init__(self, model_config: dict[str, Any], batch_games: int, max_plies: int, kernel_threads: int) -> None:
+    def __init__(self, model_config: dict[str, Any], batch_games: int, max_plies: int, kernel_threads: int,
+                 bearoff: bool = True) -> None:
         import torch
 
         from bgnet.model import BgNet, ModelConfig
 
         torch.set_num_threads(1)
         self.net = BgNet(ModelConfig.from_dict(model_config)).eval()
-        self.play = SelfPlay(batch_games, seed=0, max_plies=max_plies, threads=kernel_threads)
-        self.rounds = 0
+        self.play = SelfPlay(batch_games, seed=0, max_plies=max_plies, threads=kernel_threads, bearoff=bearoff)
 
     def play_round(self, state: dict[str, Any], weights: dict[str, np.ndarray], quota: int,
                    exploration: float) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -139,14 +139,7 @@ class SelfPlayActor:
         done: list[Trajectory] = []
         while len(done) < quota:
             done.extend(self.play.step(probs_fn, exploration))
-        self.rounds += 1
         return self.play.state_dict(), pack(done)
-
-    def pid(self) -> int:
-        """The actor's process id (tests use it to see a restart)."""
-        import os
-
-        return os.getpid()
 
 
 def quotas(sync_games: int, workers: int) -> list[int]:
@@ -171,7 +164,8 @@ class RaySelfPlay:
     """``workers`` Ray actors playing self-play rounds with the weights of ``net`` (the learner's, on the driver)."""
 
     def __init__(self, net: Any, seed: int, workers: int, batch_games: int, sync_games: int, max_plies: int = 600,
-                 kernel_threads: int = 1, address: str | None = None, actor_class: type = SelfPlayActor) -> None:
+                 kernel_threads: int = 1, address: str | None = None, actor_class: type = SelfPlayActor,
+                 bearoff: bool = True) -> None:
         from dataclasses import asdict
 
         self.ray = ray = import_ray()
@@ -188,7 +182,7 @@ class RaySelfPlay:
         self.max_plies = max_plies
         config = {**asdict(net.config), "hidden": list(net.config.hidden)}
         remote = ray.remote(num_cpus=1, max_restarts=RETRIES, max_task_retries=RETRIES)(actor_class)
-        self.actors = [remote.remote(config, batch_games, max_plies, kernel_threads) for _ in range(workers)]
+        self.actors = [remote.remote(config, batch_games, max_plies, kernel_threads, bearoff) for _ in range(workers)]
         self.states = [ray.put(self._fresh_state(i)) for i in range(workers)]
         self._finalizer = weakref.finalize(self, _kill, ray, list(self.actors), self.started)
 
@@ -263,7 +257,8 @@ def make_selfplay(cfg: Any, net: Any) -> GameSource:
 
         try:
             return RaySelfPlay(net, cfg.seed, cfg.workers, cfg.batch_games, cfg.sync_games, cfg.max_plies,
-                               cfg.kernel_threads, cfg.ray_address or None)
+                               cfg.kernel_threads, cfg.ray_address or None, bearoff=cfg.bearoff_database)
         except BackendError as exc:
             raise ConfigError(str(exc)) from None
-    return LocalSelfPlay(cfg.batch_games, seed=cfg.seed, max_plies=cfg.max_plies, threads=cfg.kernel_threads)
+    return LocalSelfPlay(cfg.batch_games, seed=cfg.seed, max_plies=cfg.max_plies, threads=cfg.kernel_threads,
+                         bearoff=cfg.bearoff_database)

@@ -28,9 +28,9 @@ from bgnet.duel import NeuralScorer, PubevalScorer, paired_duel
 from bgnet.learner import cosine_lr, fit
 from bgnet.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgnet.selfplay import SelfPlay, Trajectory
-from bgnet.td import lambda_returns, result_probs
+from bgnet.td import lambda_returns
 from bgnet.trainer.config import ConfigError, TrainConfig, build_config, field_docs
-from bgnet.trainer.inference import TorchEvaluator, make_probs_fn  # noqa: F401  (make_probs_fn: re-exported)
+from bgnet.trainer.inference import TorchEvaluator
 from bgnet.trainer.distributed import make_selfplay
 
 EVAL_SEED = 20261129
@@ -92,10 +92,16 @@ def use_torch_encoder(encoder: str, device: torch.device, feature_version: int =
 
 
 def trajectories_to_samples(done: list[Trajectory], lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """(boards, targets) pairs from finished games."""
+    """(boards, targets) pairs from finished games (a game stopped at the bear-off database ends on its exact chances)."""
     boards = [t.boards for t in done]
-    targets = [lambda_returns(t.values, result_probs(t.result), lam) for t in done]
+    targets = [lambda_returns(t.values, t.outcome(), lam) for t in done]
     return np.concatenate(boards), np.concatenate(targets)
+
+
+def gammon_chance(t: Trajectory) -> float:
+    """1 for a game won by a gammon or more, 0 for a single game; a game stopped at the bear-off database: its exact chance."""
+    o = t.outcome()
+    return float(o[1] + o[3])
 
 
 def rng_states(learn_rng: np.random.Generator) -> dict[str, Any]:
@@ -195,6 +201,8 @@ def run(argv: list[str] | None) -> int:
         net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version))
     net.to(device)
     play = make_selfplay(cfg, net)  # SelfPlay here, or Ray actors with backend ray (bgnet.trainer.distributed)
+    if isinstance(play, SelfPlay):
+        play.bearoff = cfg.bearoff_database
     state = RunState(cfg, net, torch.optim.Adam(net.parameters(), lr=cfg.lr), play, learn_rng)
     if resume_ckpt is not None:
         state.restore(resume_ckpt)
@@ -236,6 +244,7 @@ def run(argv: list[str] | None) -> int:
     next_eval = (games // cfg.eval_every + 1) * cfg.eval_every if cfg.eval_every else None
     window_len: list[int] = []
     window_kind: list[int] = []
+    window_gammon: list[float] = []
     last_loss = float("nan")
     last_ppg = None
     stop_after = args.stop_after
@@ -247,6 +256,7 @@ def run(argv: list[str] | None) -> int:
         games += len(done)
         window_len.extend(len(t.boards) + 1 for t in done)
         window_kind.extend(t.result for t in done)
+        window_gammon.extend(gammon_chance(t) for t in done)
         b, t = trajectories_to_samples(done, cfg.lam)
         state.buf_boards.append(b)
         state.buf_targets.append(t)
@@ -267,11 +277,11 @@ def run(argv: list[str] | None) -> int:
             kinds = np.array(window_kind)
             writer.add_scalar("charts/games_per_s", gps, games)
             writer.add_scalar("charts/mean_game_length", float(np.mean(window_len)), games)
-            writer.add_scalar("charts/gammon_rate", float((kinds >= 2).mean()), games)
+            writer.add_scalar("charts/gammon_rate", float(np.mean(window_gammon)), games)
             writer.add_scalar("charts/backgammon_rate", float((kinds >= 3).mean()), games)
             if bar is not None:
                 bar.set_postfix(gps=f"{gps:.0f}", loss=f"{last_loss:.4f}", ppg=("-" if last_ppg is None else f"{last_ppg:+.3f}"))
-            window_len, window_kind = [], []
+            window_len, window_kind, window_gammon = [], [], []
             next_log += cfg.log_every
         if next_eval is not None and games >= next_eval:
             res = paired_duel(NeuralScorer(evaluator), PubevalScorer(), cfg.eval_pairs, EVAL_SEED)
