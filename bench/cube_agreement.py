@@ -17,6 +17,10 @@ cache, or says it cannot run and exits 0.
     python bench/cube_agreement.py                       # score the cache (gnubg only for missing positions)
     python bench/cube_agreement.py --pipeline            # also the shipped net at 1-ply
     python bench/cube_agreement.py --refresh --per-context 45 --seed 11   # rebuild the cache with gnubg
+    python bench/cube_agreement.py --bearoff 8000 --seed 8   # the bear-off efficiency against the exact database
+
+"lookahead" figures value no double one exchange ahead (``bgnet.cube.lookahead_decision``)
+with the shipped net's 0-ply leaves; ``--no-lookahead`` skips them.
 """
 
 from __future__ import annotations
@@ -337,6 +341,19 @@ def lookahead_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     return d.action.startswith("double"), d.response
 
 
+def two_ply_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
+    """The shipped net's 2-ply chances (the leaves' mean) through plain cube_decision, without the look-ahead."""
+    import numpy as np
+
+    from bgnet.cube import cube_decision
+    from bgnet.position import Position
+
+    leaves, weights = _leaves(rec)
+    mean = np.clip(weights @ leaves / weights.sum(), 0.0, 1.0)
+    d = cube_decision(mean, CONTEXT_BY_NAME[rec["context"]].state(), Position.from_position_id(rec["position_id"]))
+    return d.action.startswith("double"), d.response
+
+
 def searched_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     """The whole pipeline at 2 plies: the shipped net's leaves one exchange ahead (``bgnet.cube.searched_decision``)."""
     import numpy as np
@@ -472,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pipeline:
         out["pipeline_1ply"] = score(records, pipeline_decider(1))
         if not args.no_lookahead:
+            out["pipeline_2ply"] = score(records, two_ply_decider)
             out["pipeline_2ply_lookahead"] = score(records, searched_decider)
     if args.json:
         print(json.dumps(out))
@@ -484,6 +502,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.pipeline:
             _print("whole pipeline (shipped net at 1-ply, then cube_decision) vs gnubg 2-ply cubeful:",
                    out["pipeline_1ply"])
+        if "pipeline_2ply" in out:
+            _print("whole pipeline at 2 plies without the look-ahead (net's 2-ply chances, then cube_decision):",
+                   out["pipeline_2ply"])
         if "pipeline_2ply_lookahead" in out:
             _print("whole pipeline at 2 plies (bgnet.cube.searched_decision, shipped net) vs gnubg 2-ply cubeful:",
                    out["pipeline_2ply_lookahead"])

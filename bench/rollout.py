@@ -1,8 +1,8 @@
 """Rollout benchmarks: throughput against GNU Backgammon's own rollout, a full 1,296-trial rollout, variance reduction.
 
-    python bench/rollout.py                 # every section (about 3 minutes on a 2-core machine)
+    python bench/rollout.py                 # every section (about 5 minutes on a 2-core machine)
     python bench/rollout.py --json          # one JSON object
-    python bench/rollout.py --only gnubg    # one section: gnubg | full | vr | agree
+    python bench/rollout.py --only gnubg    # one section: gnubg | full | vr | agree | cubeful
 
 Sections:
 
@@ -11,7 +11,9 @@ Sections:
   trials, truncation and dice settings, without and with variance reduction (gnubg's lookahead, ours by luck);
 * ``full``: wall time of a full (untruncated) 1,296-trial 0-ply cubeless rollout of the opening position
   (X to roll), chunks on two threads, with and without luck variance reduction;
-* ``vr``: standard error and time of the same 1,296-trial rollout with and without luck VR, one thread;
+* ``vr``: standard error and time (wall and CPU) of the same 1,296-trial rollout without luck VR and with
+  three luck variants, interleaved and repeated, one thread;
+* ``cubeful``: the cube played inside the trials against the cubeless rollout (time, cube decisions);
 * ``agree``: ``bgnet.rollout`` driven by GNU Backgammon's evaluator (``GnubgAgent(0).probs_fn``, gnubg-nn)
   against the gnubg package's own rollout of the same position and settings: the means must agree within
   their combined 95% interval.
@@ -45,6 +47,8 @@ from bgnet.rollout import RolloutSettings, rollout, thread_map  # noqa: E402
 OPENING = "4HPwATDgc/ABMA"
 """The opening position, X to roll (gnubg: a game in progress with no dice rolled)."""
 OPENING_MATCH_ID = "cAkAAAAAAAAA"
+MIDGAME = "4HPwASik5+ABMA"
+"""A middle game with contact for both sides (X: 24:2 13:4 8:3 6:4 5:1 3:1)."""
 """Money game, X on roll, no dice: the Match ID gnubg needs to roll out the position before the roll."""
 
 
@@ -120,17 +124,25 @@ def _net():
 
 
 def ours(probs_fn, position_id: str, trials: int, truncate: int | None, vr: bool, seed: int, workers: int = 1,
-         chunk_size: int = 648, prune: int = 0, ply: int = 0) -> dict[str, object]:
-    """bgnet's rollout of the position before the roll (cubeless); mean chances, stderrs and seconds."""
+         chunk_size: int = 648, prune: int = 0, ply: int = 0, cube: bool = False, **more) -> dict[str, object]:
+    """bgnet's rollout of the position before the roll (cubeless unless ``cube``); chances, stderrs, seconds.
+
+    ``cpu_seconds`` is this process's CPU time: on a machine shared with other jobs it
+    measures the work far more steadily than the wall time.
+    """
     st = RolloutSettings(trials=trials, truncate=truncate, luck_vr=vr, bearoff=False, chunk_size=chunk_size,
-                         prune=prune, ply=ply)
-    t0 = time.perf_counter()
+                         prune=prune, ply=ply, **more)
+    t0, c0 = time.perf_counter(), time.process_time()
     res = rollout(probs_fn, Position.from_position_id(position_id), settings=st, seed=seed, bearoff_fn=None,
-                  map_fn=thread_map(workers) if workers > 1 else None)
-    seconds = time.perf_counter() - t0
+                  map_fn=thread_map(workers) if workers > 1 else None, cube_in_trials=cube)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     c = res.candidates[0]
-    return {"probs": list(c.probs), "stderr": list(c.probs_stderr), "equity": c.equity,
-            "equity_stderr": c.equity_stderr, "games": c.trials, "seconds": seconds}
+    out = {"probs": list(c.probs), "stderr": list(c.probs_stderr), "equity": c.equity,
+           "equity_stderr": c.equity_stderr, "games": c.trials, "seconds": seconds, "cpu_seconds": cpu}
+    if cube:
+        out["cube"] = res.cube
+        out["lines"] = {r.label: [r.cubeful_equity, r.cubeful_stderr] for r in res.candidates}
+    return out
 
 
 def _row(name: str, r: dict[str, object]) -> str:
@@ -173,28 +185,69 @@ def section_full(seed: int) -> dict[str, object]:
     return out
 
 
-def section_vr(seed: int, trials: int = 1296) -> dict[str, object]:
+def section_vr(seed: int, trials: int = 1296, repeats: int = 3) -> dict[str, object]:
+    import statistics
+
     net = _net()
     ours(net, OPENING, 36, 2, True, seed)
-    plain = ours(net, OPENING, trials, None, False, seed)
-    vr = ours(net, OPENING, trials, None, True, seed)
-    se_ratio = plain["equity_stderr"] / vr["equity_stderr"]
-    t_ratio = vr["seconds"] / plain["seconds"]
-    print(f"[vr] {trials}-trial full 0-ply rollout of the opening position, one thread:")
+    variants = {"luck, pubeval's top 2 (default)": {}, "luck, top 2 within 1 pubeval point": {"luck_margin": 1.0},
+                "luck, pubeval's top 1": {"luck_candidates": 1}}
+    runs: dict[str, list[dict[str, object]]] = {"plain": [], **{k: [] for k in variants}}
+    for _ in range(repeats):  # interleaved, so that each repeat sees about the same load
+        runs["plain"].append(ours(net, OPENING, trials, None, False, seed))
+        for name, kw in variants.items():
+            runs[name].append(ours(net, OPENING, trials, None, True, seed, **kw))
+    plain = runs["plain"][0]
+    print(f"[vr] {trials}-trial full 0-ply rollout of the opening position, one thread, {repeats} interleaved repeats "
+          "(medians of the per-repeat ratios):")
     print(_row("without VR (quasi-random dice only)", plain))
-    print(_row("with luck VR", vr))
-    print(f"  stderr {se_ratio:.2f}x smaller at {t_ratio:.2f}x the time "
-          f"(variance x time: {se_ratio ** 2 / t_ratio:.2f}x more efficient)")
-    out: dict[str, object] = {"plain": plain, "vr": vr, "stderr_ratio": se_ratio, "time_ratio": t_ratio}
+    out: dict[str, object] = {"plain": plain}
+    for name in variants:
+        r = runs[name][0]
+        se_ratio = plain["equity_stderr"] / r["equity_stderr"]
+        wall = statistics.median(v["seconds"] / p["seconds"] for v, p in zip(runs[name], runs["plain"]))
+        cpu = statistics.median(v["cpu_seconds"] / p["cpu_seconds"] for v, p in zip(runs[name], runs["plain"]))
+        print(_row(name, r))
+        print(f"    stderr {se_ratio:.2f}x smaller at {wall:.2f}x the wall time, {cpu:.2f}x the CPU time "
+              f"(variance x CPU time: {se_ratio ** 2 / cpu:.2f}x more efficient)")
+        out[name] = {"run": r, "stderr_ratio": se_ratio, "time_ratio": wall, "cpu_ratio": cpu,
+                     "wall_ratios": [v["seconds"] / p["seconds"] for v, p in zip(runs[name], runs["plain"])],
+                     "cpu_ratios": [v["cpu_seconds"] / p["cpu_seconds"] for v, p in zip(runs[name], runs["plain"])]}
     # 1-ply checker play: the luck (judged at 0-ply) costs little next to the play itself.
     plain1 = ours(net, OPENING, 324, 7, False, seed, ply=1)
     vr1 = ours(net, OPENING, 324, 7, True, seed, ply=1)
     se1, t1 = plain1["equity_stderr"] / vr1["equity_stderr"], vr1["seconds"] / plain1["seconds"]
+    c1 = vr1["cpu_seconds"] / plain1["cpu_seconds"]
     print("[vr] 324-trial 1-ply rollout of the opening position truncated at 7 plies, one thread:")
     print(_row("without VR", plain1))
     print(_row("with luck VR", vr1))
-    print(f"  stderr {se1:.2f}x smaller at {t1:.2f}x the time (variance x time: {se1 ** 2 / t1:.2f}x)")
-    out["ply1"] = {"plain": plain1, "vr": vr1, "stderr_ratio": se1, "time_ratio": t1}
+    print(f"  stderr {se1:.2f}x smaller at {t1:.2f}x the wall time, {c1:.2f}x the CPU time "
+          f"(variance x CPU time: {se1 ** 2 / c1:.2f}x)")
+    out["ply1"] = {"plain": plain1, "vr": vr1, "stderr_ratio": se1, "time_ratio": t1, "cpu_ratio": c1}
+    return out
+
+
+CUBE_POSITION = "eO8BAHDbtjkAAA"
+"""X (on roll) has a closed board and three checkers on his 8-point; O has three on the bar: too good to double."""
+
+
+def section_cubeful(seed: int, trials: int = 1296, truncate: int = 10) -> dict[str, object]:
+    """The cube played inside the trials: what it costs, and the cube decisions it gives."""
+    net = _net()
+    ours(net, OPENING, 36, 2, True, seed, cube=True)
+    out: dict[str, object] = {}
+    for pid, name in ((OPENING, "opening position, X to roll"), (MIDGAME, "a middle game, X to roll"),
+                      (CUBE_POSITION, "X far ahead with gammons")):
+        cl = ours(net, pid, trials, truncate, True, seed)
+        cf = ours(net, pid, trials, truncate, True, seed, cube=True)
+        print(f"[cubeful] {trials} trials truncated at {truncate}, 0-ply, luck VR on the cubeless numbers: {name} ({pid})")
+        print(_row("cubeless (Janowski on the means)", cl))
+        print(_row("cube played in every trial", cf))
+        for label, (eq, se) in cf["lines"].items():
+            print(f"    {label:<14} cubeful {eq:+.3f} +- {se:.3f}")
+        print(f"    rolled out: {cf['cube']['proper_cube_action']}; Janowski on the rolled-out chances: "
+              f"{cf['cube']['janowski_action']}; CPU time {cf['cpu_seconds'] / cl['cpu_seconds']:.2f}x the cubeless one")
+        out[pid] = {"cubeless": cl, "cubeful": cf}
     return out
 
 
@@ -234,7 +287,7 @@ def section_agree(trials: int, truncate: int, seed: int) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--only", choices=("gnubg", "full", "vr", "agree"), default=None)
+    parser.add_argument("--only", choices=("gnubg", "full", "vr", "agree", "cubeful"), default=None)
     parser.add_argument("--trials", type=int, default=1296, help="trials of the gnubg and agree sections")
     parser.add_argument("--truncate", type=int, default=7, help="truncation of the gnubg and agree sections")
     parser.add_argument("--seed", type=int, default=1)
@@ -247,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         out["full"] = section_full(args.seed)
     if args.only in (None, "vr"):
         out["vr"] = section_vr(args.seed)
+    if args.only in (None, "cubeful"):
+        out["cubeful"] = section_cubeful(args.seed)
     if args.only in (None, "agree"):
         out["agree"] = section_agree(args.trials, args.truncate, args.seed)
     if args.json:

@@ -22,6 +22,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # o
     os.environ.setdefault(_var, "1")                                       # workers: a fair single-process baseline
 
 import argparse
+import copy
 import statistics
 import sys
 import tempfile
@@ -130,6 +131,10 @@ def duel_scaling(args: argparse.Namespace, net: str) -> None:
     print(f"ray 2 workers / 1 worker: {two / one:.2f}x (what this machine gives 2 local processes now: {pool:.2f}x);  "
           f"local backend overhead vs plain: {(base / median(rows['local backend, 1 worker']['gps']) - 1):+.1%}")
     print("raw games/s per repeat:", {k: [round(x, 1) for x in v["gps"]] for k, v in rows.items()})
+    pairs = zip(rows["ray, 2 workers"]["gps"], rows["ray, 1 worker"]["gps"],
+                rows["local backend, 2 processes"]["gps"], rows["local backend, 1 worker"]["gps"])
+    print("per repeat, ray 2/1 workers and local 2/1 processes:",
+          [(round(r2 / r1, 2), round(l2 / l1, 2)) for r2, r1, l2, l1 in pairs])
     if args.selfplay:
         selfplay_scaling(args)
     ray.shutdown()
@@ -162,9 +167,10 @@ def selfplay_scaling(args: argparse.Namespace) -> None:
         play.close()
         boards = np.concatenate([t.boards for t in done])
         targets = np.concatenate([lambda_returns(t.values, t.outcome(), 0.7) for t in done])
-        opt = torch.optim.Adam(net.parameters(), lr=1e-4)
+        learner = copy.deepcopy(net)  # the actors of the next setting play the same untrained net
+        opt = torch.optim.Adam(learner.parameters(), lr=1e-4)
         t0 = time.perf_counter()
-        fit(net, opt, boards, targets, 256, 1, np.random.default_rng(0), torch.device("cpu"))
+        fit(learner, opt, boards, targets, 256, 1, np.random.default_rng(0), torch.device("cpu"))
         fit_s = time.perf_counter() - t0
         gps = [c / t for c, t in zip(counts, times)]
         pps = [n / t for n, t in zip(positions, times)]

@@ -141,23 +141,24 @@ class NeuralAgent(BaseAgent):
         self.path = str(path)
         self.ply = check_ply(ply)
         self.net = load_numpy_net(path)  # no torch import: see bgnet.fastnet
-        self.evaluator: DatabaseEvaluator = with_database(self.net)
+        self._exact: DatabaseEvaluator = with_database(self.net)
+        self.evaluator = self._exact
         self.name = f"{self.path}@{ply}"
 
     @property
     def probs_fn(self) -> DatabaseEvaluator:
         """0-ply probabilities (N, 5) of boards, each for its side on roll, as a function (``evaluator`` itself)."""
-        return self.evaluator
+        return self._exact
 
     def batch_scorer(self) -> BatchScorer:
         """0-ply: the evaluator on every play; n-ply: ``SearchScorer`` (cubeless money ranking, all games at once)."""
         if self.ply != 0:
             from bgnet.search import SearchScorer
 
-            return SearchScorer(self.evaluator, self.ply)
+            return SearchScorer(self._exact, self.ply)
         from bgnet.scorers import NeuralScorer
 
-        return NeuralScorer(self.evaluator)
+        return NeuralScorer(self._exact)
 
 
 class PubevalAgent(BaseAgent):

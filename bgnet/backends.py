@@ -280,6 +280,19 @@ def _ray_call(fn: Callable[[Any, Any, int], Any], shared: Any, chunk: Any, seed:
     return fn(shared, chunk, seed)
 
 
+def cancel_all(ray: Any, refs: list[Any], patience: float = 10.0) -> None:
+    """Cancel Ray tasks and wait until each is gone; a cancel that lands while a task is being handed to a
+    worker can be lost, so the survivors are cancelled again (for up to ``patience`` seconds)."""
+    deadline = time.monotonic() + patience
+    while refs and time.monotonic() < deadline:
+        for ref in refs:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # finished meanwhile
+                pass
+        _done, refs = ray.wait(refs, num_returns=len(refs), timeout=0.5)
+
+
 class RayBackend:
     """Chunks as Ray tasks: ``shared`` put once per map, retries for dead workers, Ctrl-C cancels."""
 
@@ -331,8 +344,7 @@ class RayBackend:
                     yield results.pop(nxt)
                     nxt += 1
         except BaseException:  # Ctrl-C, an error, or the caller stopped early: nothing keeps running
-            for ref in pending:
-                ray.cancel(ref, force=True)
+            cancel_all(ray, list(pending))
             raise
         finally:
             if bar is not None:

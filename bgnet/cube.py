@@ -8,7 +8,9 @@ ladder of ``bgnet.met`` (shared with the MET generator): cash points found level
 level from the average value of a win and of a loss, with play-on lines for the
 side that is too good to double. In matches the outcome values are match winning
 chances from the match equity table, so gammon values, the Crawford rule and dead
-cubes at the score come out of the same ladder. docs/CUBE.md derives each rule.
+cubes at the score come out of the same ladder. ``lookahead_decision`` and
+``searched_decision`` value "no double" one exchange ahead instead, from the
+chances at the next turn. docs/CUBE.md derives each rule.
 """
 
 from __future__ import annotations

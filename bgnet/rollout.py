@@ -60,11 +60,10 @@ import numpy as np
 from numba import njit
 
 from bgnet import _game_kernels as gk
-from bgnet import _movegen_kernels as mk
 from bgnet.cube import cube_decision
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
-from bgnet.movegen import parse_dice
+from bgnet.movegen import generate_plays, parse_dice, swap_sides_batch
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
@@ -125,9 +124,9 @@ class RolloutSettings:
     luck_candidates: int = 2
     """Plays per roll the evaluator judges for the luck: pubeval's best this many (0: the checker play's own
     choice for every roll, exact but about 20 times the work of a trial without variance reduction)."""
-    luck_margin: float = math.inf
+    luck_margin: float | None = None
     """Of those plays, the net judges only the ones within this many pubeval points of the roll's best (a
-    fixed function of the position and roll, so the luck stays an exact control variate; inf: all of them)."""
+    fixed function of the position and roll, so the luck stays an exact control variate; None: all of them)."""
     prune: int = 0
     """Checker play: the net judges only the ``prune`` plays pubeval ranks highest (0: every play). Like GNU
     Backgammon's pruning nets, this saves most of the evaluations: at 8, pubeval's top 8 hold the net's own best
@@ -150,6 +149,9 @@ class RolloutSettings:
             raise RolloutError(f"prune must be 0 (no pruning) or a positive number of plays, got {self.prune!r}")
         if isinstance(self.luck_candidates, bool) or not isinstance(self.luck_candidates, int) or self.luck_candidates < 0:
             raise RolloutError(f"luck_candidates must be 0 or a positive number of plays, got {self.luck_candidates!r}")
+        if self.luck_margin is not None and (isinstance(self.luck_margin, bool)
+                                             or not isinstance(self.luck_margin, (int, float)) or self.luck_margin < 0):
+            raise RolloutError(f"luck_margin must be None or a non-negative number, got {self.luck_margin!r}")
         if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
             raise RolloutError(f"chunk_size must be a positive integer, got {self.chunk_size!r}")
 
@@ -503,7 +505,6 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
     luck = np.zeros((m, 5), np.float64)
     final = np.zeros((m, 5), np.float64)
     done = np.zeros(m, bool)
-    scratch = mk.new_scratch()
     truncate = settings.truncate
     lines_per = [len(cd.cube_lines) for cd in candidates]
     cube = _CubeTracks(candidates, n, state or MatchState()) if any(lines_per) else None
@@ -567,13 +568,14 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
             outcome[sel] = dice_for(seed, trial[live][sel], int(p), settings.quasi_random)
         if settings.luck_vr:
             got, mean, free = _roll_values(probs_fn, b, outcome, root_mover, settings.luck_candidates, settings.prune,
-                                           util, opp_util, scratch, settings.luck_margin)
+                                           util, opp_util,
+                                           math.inf if settings.luck_margin is None else settings.luck_margin)
             diff = got - mean
             luck[live] += np.where(root_mover[:, None], diff, diff @ _FLIP_LINEAR)
             nxt = free if settings.ply == 0 and free is not None else \
-                _play(probs_fn, b, _DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util, scratch)
+                _play(probs_fn, b, _DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         else:
-            nxt = _play(probs_fn, b, _DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util, scratch)
+            nxt = _play(probs_fn, b, _DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         boards[live] = nxt
         ply[live] += 1
         root_on_roll[live] = ~root_mover
@@ -593,7 +595,7 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
 
 
 def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root_mover: np.ndarray, top: int,
-                 prune: int, util: Utility, opp_util: Utility, scratch: tuple[np.ndarray, ...],
+                 prune: int, util: Utility, opp_util: Utility,
                  margin: float = math.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The luck control variate of each board's roll: (value of the roll that came, average over the 21 rolls).
 
@@ -610,9 +612,9 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
     k = len(boards)
     nr = len(ROLLS)
     rolled = np.repeat(boards, nr, axis=0)
-    after, _s, _n, offsets = mk.gen_batch(rolled, np.tile(_ROLL_DICE, (k, 1)), *scratch)
+    after, _s, _n, offsets = generate_plays(rolled, np.tile(_ROLL_DICE, (k, 1)))
     after, offsets = _pruned(after, offsets, prune if top == 0 else top, margin if top > 0 else math.inf)
-    cand = mk.swap_sides_batch(after)
+    cand = swap_sides_batch(after)
     cand_probs = _net(probs_fn, cand)
     best = _choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
     best_mover = flip_probs(cand_probs[best]).reshape(k, nr, 5)
@@ -758,13 +760,12 @@ def _unique_rows(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _play(probs_fn: ProbsFn, boards: np.ndarray, dice: np.ndarray, root_mover: np.ndarray, ply: int, prune: int,
-          util: Utility, opp_util: Utility, scratch: tuple[np.ndarray, ...]) -> np.ndarray:
+          util: Utility, opp_util: Utility) -> np.ndarray:
     """Each board's best play of its dice, as the next board (the other side on roll)."""
     first, inverse = _unique_rows(boards, dice, root_mover)
-    after, _s, _n, offsets = mk.gen_batch(np.ascontiguousarray(boards[first]),
-                                          np.ascontiguousarray(dice[first], np.int8), *scratch)
+    after, _s, _n, offsets = generate_plays(boards[first], dice[first])
     after, offsets = _pruned(after, offsets, prune)
-    cand = mk.swap_sides_batch(after)
+    cand = swap_sides_batch(after)
     return cand[_choose(probs_fn, cand, offsets, root_mover[first], ply, util, opp_util)][inverse]
 
 
@@ -886,7 +887,8 @@ class RolloutResult:
             play += f"; truncation evaluation {s.truncate_eval_ply}-ply"
         if s.luck_vr:
             play += ("; luck judged on the checker play's choice" if s.luck_candidates == 0
-                     else f"; luck judged on pubeval's best {s.luck_candidates} plays of each roll")
+                     else f"; luck judged on pubeval's best {s.luck_candidates} plays of each roll"
+                     + ("" if s.luck_margin is None else f" within {s.luck_margin:g} pubeval points"))
         lines.append(play)
         if cubeful_trials:
             lines.append("Cube: played in every trial by bgnet.cube on the net's 0-ply chances before each roll"
@@ -1077,13 +1079,15 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
             plays: Sequence[str] | None = None, settings: RolloutSettings | None = None, seed: int = 0,
             cubeful: bool = False, state: MatchState | None = None, map_fn: Callable[..., Iterable[ChunkResult]] | None = None,
             bearoff_fn: BearoffFn | None | str = "auto", progress: bool = False, backend: Backend | None = None,
-            **overrides: Any) -> RolloutResult:
+            cube_in_trials: bool = True, **overrides: Any) -> RolloutResult:
     """Roll out the plays of ``dice`` in ``position`` (or, without dice, its cube decision) and return the result.
 
     ``plays`` (texts such as ``"8/5 6/5"``) picks the plays; by default the hint's
     move filter keeps the best and those within 0.16 of it. Without dice the
     position is rolled out with its side on roll rolling first, and its cube
     decision (no double against double/take) comes from the rolled-out chances.
+    Cubeful equities come from the cube played inside the trials; ``cube_in_trials=False``
+    plays them cubeless and converts the rolled-out chances by Janowski's model instead.
     ``overrides`` are ``RolloutSettings`` fields (``trials=144, truncate=7``).
     ``map_fn(func, chunk_args)`` runs chunks elsewhere (default: here, in order), or ``backend``
     (``bgnet.backends``: local or Ray) runs them with the net sent once; the result is the same;
@@ -1101,7 +1105,7 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
     st = state or MatchState()
     if d is not None:
         candidates = play_candidates(pos, d, plays, probs_fn, state)
-        if cubeful:
+        if cubeful and cube_in_trials:
             candidates = [replace(cd, cube_lines=((st.cube_value, st.cube_owner),)) for cd in candidates]
     else:
         if plays:
@@ -1110,7 +1114,7 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
         lines: tuple[tuple[int, str], ...] = ((st.cube_value, st.cube_owner),)
         if now.equity_double_take is not None:  # the side on roll may double: "Double, take" gives the cube away
             lines += ((2 * st.cube_value, "opponent"),)
-        candidates = [replace(position_candidate(pos), cube_lines=lines)]
+        candidates = [replace(position_candidate(pos), cube_lines=lines) if cube_in_trials else position_candidate(pos)]
         cubeful = True
     plan = chunk_plan(settings)
     run = ChunkTask(probs_fn, tuple(candidates), settings, seed, state, bo)

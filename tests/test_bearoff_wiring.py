@@ -92,3 +92,12 @@ def test_training_targets_end_on_the_exact_chances() -> None:
     boards, targets = trajectories_to_samples(stopped, 0.7)
     ends = np.cumsum([len(t.boards) for t in stopped]) - 1
     assert np.allclose(targets[ends], exact_probs(boards[ends])[1], atol=1e-6)
+
+
+def test_the_config_switch_reaches_local_self_play_and_is_refused_on_ray() -> None:
+    from bgnet.trainer.config import ConfigError, build_config
+
+    assert build_config(None, {}).bearoff_database is True
+    assert build_config(None, {"bearoff_database": "false"}).bearoff_database is False
+    with pytest.raises(ConfigError, match="bearoff_database"):
+        build_config(None, {"bearoff_database": "false", "backend": "ray"})

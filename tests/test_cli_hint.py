@@ -99,7 +99,7 @@ def test_xgid_gives_position_dice_and_score() -> None:
 
 
 def test_cubeful_hint() -> None:
-    out = ok_json("hint", START_ID, "62", "--cubeful", "--top", "3")
+    out = ok_json("hint", START_ID, "62", "--cubeful", "--top", "3", "--ply", "0", "--no-jacoby", "--no-beavers")
     assert out["equity"] == "cubeful money"
     from bgnet import Probs
     from bgnet.hint import cubeful_after
@@ -110,7 +110,7 @@ def test_cubeful_hint() -> None:
         want, _ = cubeful_after(probs, Position.from_position_id(m["position_id"]), MatchState())
         assert m["equity"] == pytest.approx(want, abs=1e-9)
         assert m["cubeless_equity"] == pytest.approx(probs.equity(), abs=1e-6)
-    res = bgnet("hint", START_ID, "62", "--cubeful", "--top", "1")
+    res = bgnet("hint", START_ID, "62", "--cubeful", "--top", "1", "--ply", "0")
     assert res.returncode == 0 and "Cubeful 0-ply" in res.stdout
 
 

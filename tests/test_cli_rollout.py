@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 START_ID = "4HPwATDgc/ABMA"
 MIDGAME_ID = "4HPwASik5+ABMA"
@@ -55,7 +57,7 @@ def test_rollout_text_in_gnubg_style_with_cubeful_equities() -> None:
 def test_cube_rollout_without_dice() -> None:
     res = bgnet("rollout", MIDGAME_ID, "--trials", "36", "--truncate", "2", "--json")
     assert res.returncode == 0, res.stderr
-    out = json.loads(res.stdout)
+    out = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
     assert out["dice"] is None
     assert [c["label"] for c in out["candidates"]] == ["No double", "Double, take"]
     assert all(c["cubeful_equity"] is not None for c in out["candidates"])

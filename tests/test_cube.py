@@ -303,6 +303,8 @@ def test_cube_efficiency_by_kind_of_position() -> None:
     assert cube_efficiency(race) == pytest.approx(min(0.7, max(0.6, 0.55 + 0.00125 * race.pips()[0])))
     assert cube_efficiency(long_bearoff) == pytest.approx(0.6)
     assert bearoff_rolls(last_roll) == (1, 1) and cube_efficiency(last_roll) == 0.0
+    from bgnet.cube import bearoff_efficiency
+    assert [bearoff_efficiency(r) for r in (1, 2, 3, 4, 9)] == pytest.approx([0.0, 0.4, 0.5, 0.6, 0.6])
     # Last roll: a dead cube, so the take point is the dead-cube 25%.
     assert cube_decision(gammonless(0.7), MONEY, last_roll).take_point == pytest.approx(0.25)
 

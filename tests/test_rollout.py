@@ -411,3 +411,20 @@ def test_cubeful_trials_keep_the_cubeless_numbers_and_do_not_depend_on_chunking(
     assert c.cube is not None and d.cube is not None and c.cube["action"] == d.cube["action"]
     for e, f in zip(c.candidates, d.candidates):
         assert e.cubeful_equity == pytest.approx(f.cubeful_equity, abs=1e-6)
+
+
+def test_fused_pubeval_top_picks_what_pubeval_scores_rank_highest() -> None:
+    from bgnet.movegen import generate_plays
+    from bgnet.pubeval import pubeval_scores
+    from bgnet.rollout import _ROLL_DICE, _pubeval_top
+
+    boards = np.array([START.board, MIDGAME.board, MIDGAME.swap_sides().board], np.int8)
+    after, _s, _n, offsets = generate_plays(np.repeat(boards, 21, axis=0), np.tile(_ROLL_DICE, (3, 1)))
+    scores = pubeval_scores(after)
+    for keep, margin in ((1, np.inf), (2, np.inf), (3, 0.5)):
+        idx, new_off = _pubeval_top(after, offsets, keep, margin)
+        for i in range(len(offsets) - 1):
+            seg = scores[offsets[i]:offsets[i + 1]]
+            want = np.sort(np.argsort(-seg, kind="stable")[:keep])
+            want = want[seg[want] >= seg.max() - margin] + offsets[i]
+            assert idx[new_off[i]:new_off[i + 1]].tolist() == want.tolist()

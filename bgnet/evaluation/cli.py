@@ -37,26 +37,25 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _positive(text: str) -> int:
-    """An int of at least 1 (for --games, --workers, --match)."""
+def _int_at_least(text: str, low: int, what: str, too_small: str) -> int:
+    """``text`` as an int of at least ``low``, or an argparse error naming ``what``."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+        raise argparse.ArgumentTypeError(f"{what}{text!r} is not a whole number") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{what}{text!r} {too_small}")
     return value
+
+
+def _positive(text: str) -> int:
+    """An int of at least 1 (for --games, --workers, --match)."""
+    return _int_at_least(text, 1, "", "must be at least 1")
 
 
 def _seed(text: str) -> int:
     """A non-negative int seed."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed {text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"seed {text!r} must not be negative")
-    return value
+    return _int_at_least(text, 0, "seed ", "must not be negative")
 
 
 def _common(p: argparse.ArgumentParser, games: int) -> None:

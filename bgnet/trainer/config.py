@@ -184,6 +184,8 @@ def validate(cfg: TrainConfig) -> None:
         (cfg.workers >= 1 and cfg.sync_games >= 1, "workers and sync_games must be at least 1"),
         (cfg.backend == "ray" or (cfg.workers == 1 and not cfg.ray_address),
          "workers and ray_address need backend ray (--backend ray)"),
+        (cfg.bearoff_database or cfg.backend == "local",
+         "bearoff_database false needs backend local (Ray's self-play actors always stop at the bear-off database)"),
     ]
     for ok, message in checks:
         if not ok:

@@ -199,9 +199,8 @@ class RaySelfPlay:
                  for actor, state, quota in zip(self.actors, self.states, quotas(self.sync_games, self.workers))]
         try:
             games = ray.get([games_ref for _state, games_ref in calls])
-        except KeyboardInterrupt:
-            for _state, games_ref in calls:
-                ray.cancel(games_ref, force=True)
+        except KeyboardInterrupt:  # stop the actors (their round is lost, the last checkpoint is not)
+            self.close()
             raise
         self.states = [state_ref for state_ref, _games in calls]
         return [t for g in games for t in unpack(g)]
