@@ -6,8 +6,9 @@
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
 learner trains on every ``train_batch`` positions, as ``python -m train`` does.
-``--compare-bearoff`` times the CPU run twice in one process, games stopping at the
-bear-off database (the default) and played out to the end, same seed and window.
+``--compare-bearoff`` also plays two self-play batches step by step in turn (no learning),
+one stopping at the bear-off database (the default) and one playing games out, and
+reports both speeds: interleaving keeps the machine's load from favouring either.
 """
 
 from __future__ import annotations
@@ -66,7 +67,29 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
     elapsed = time.perf_counter() - t0
     return {"games_per_s": games / elapsed, "plies_per_s": plies / elapsed, "device": cfg.device,
             "batch": cfg.batch_games, "hidden": cfg.hidden, "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
-            "torch_threads": torch.get_num_threads(), "bearoff_database": bearoff}
+            "torch_threads": torch.get_num_threads(), "bearoff": bearoff}
+
+
+def compare_bearoff(config_path: str, steps: int = 400) -> dict:
+    """Plies/s and games/s of self-play with and without the bear-off database, their steps interleaved."""
+    cfg = build_config(config_path, {"device": "cpu"})
+    torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version))
+    probs_fn = TorchEvaluator(net, torch.device("cpu"), cfg.kernel_threads, False)
+    plays = {on: SelfPlay(cfg.batch_games, seed=cfg.seed, threads=cfg.kernel_threads, bearoff=on) for on in (True, False)}
+    for play in plays.values():
+        for _ in range(150):  # warm-up: games under way, kernels compiled
+            play.step(probs_fn)
+    spent, games = {True: 0.0, False: 0.0}, {True: 0, False: 0}
+    for i in range(steps):
+        for on in ((True, False) if i % 2 else (False, True)):
+            t0 = time.perf_counter()
+            games[on] += len(plays[on].step(probs_fn, cfg.exploration))
+            spent[on] += time.perf_counter() - t0
+    return {("on" if on else "off"): {"plies_per_s": steps * cfg.batch_games / spent[on],
+                                      "games_per_s": games[on] / spent[on], "games": games[on]} for on in (True, False)}
 
 
 def main() -> None:
@@ -82,17 +105,22 @@ def main() -> None:
     runs = []
     if args.device in (None, "cpu"):
         runs.append(measure(args.config or "configs/default.toml", "cpu", args.seconds, args.batch))
-        if args.compare_bearoff:
-            runs.append(measure(args.config or "configs/default.toml", "cpu", args.seconds, args.batch, bearoff=False))
+
     if args.device == "cuda" or (args.device is None and torch.cuda.is_available()):
         runs.append(measure(args.config or "configs/gpu.toml", "cuda", args.seconds, args.batch))
+    compared = compare_bearoff(args.config or "configs/default.toml") if args.compare_bearoff else None
     if args.json:
-        print(json.dumps(runs[0] if len(runs) == 1 else {**runs[0], "runs": runs}))
+        out = runs[0] if len(runs) == 1 else {**runs[0], "runs": runs}
+        print(json.dumps(out if compared is None else {**out, "bearoff_database": compared}))
     else:
         for r in runs:
             print(f"{r['device']}: {r['games_per_s']:.0f} games/s with learning ({r['plies_per_s']:.0f} plies/s), "
-                  f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s, "
-                  f"bear-off database {'on' if r['bearoff_database'] else 'off'}")
+                  f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s")
+        if compared is not None:
+            for key in ("off", "on"):
+                c = compared[key]
+                print(f"cpu, self-play only, bear-off database {key}: {c['plies_per_s']:.0f} plies/s, "
+                      f"{c['games_per_s']:.0f} games/s (steps interleaved)")
 
 
 if __name__ == "__main__":
