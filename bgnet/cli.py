@@ -212,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = " ".join(str(err).split()) or type(err).__name__
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C before a command could stop cleanly on its own
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # e.g. `bgnet moves ... | head`
         sys.stderr.close()
         return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Callable, Literal, Protocol, Sequence
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from bgnet.match import MatchState
 from bgnet.movegen import generate_afterstates
 from bgnet.notation import Move
 from bgnet.position import STARTING_POSITION, Position
-from bgnet.probs import Probs
+from bgnet.protocols import Agent as Player
 from bgnet.rules import Result, result_kind, winner
 
 Phase = Literal["roll", "doubled", "beavered", "move", "over"]
@@ -368,44 +368,9 @@ class Match:
         return replace(self, score=(score[0], score[1]), crawford_played=played, games=self.games + 1)
 
 
-class Player(Protocol):
-    """What ``play_game`` asks of a player (``bgnet.agents`` agents fit)."""
-
-    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
-        """The play for ``dice`` in ``pos`` (seen by the mover) at the score ``state``; the empty move when none is legal."""
-        ...
-
-    def offers_double(self, pos: Position, state: MatchState) -> bool:
-        """Whether the side on roll in ``pos`` doubles now, before rolling."""
-        ...
-
-    def cube_response(self, pos: Position, state: MatchState) -> str:
-        """Answer to a double by the side on roll in ``pos``: "take", "pass" or "beaver"."""
-        ...
-
-
-def wants_raccoon(player: object, pos: Position, state: MatchState) -> bool:
-    """Whether the doubler raccoons after a beaver (``state``: as when he doubled).
-
-    Uses ``player.offers_raccoon(pos, state)`` when the player has one; otherwise
-    raccoons when the player's own probabilities say he is still the favourite
-    after his double was taken (positive double/take equity), and never when the
-    player gives no probabilities.
-    """
-    hook = getattr(player, "offers_raccoon", None)
-    if hook is not None:
-        return bool(hook(pos, state))
-    evaluate = getattr(player, "evaluate", None)
-    if evaluate is None:
-        return False
-    try:
-        probs: Probs = evaluate(pos)
-    except NotImplementedError:
-        return False
-    from bgnet.cube import cube_decision
-
-    dt = cube_decision(probs, state, pos).equity_double_take
-    return dt is not None and dt > 0.0
+def wants_raccoon(player: Player, pos: Position, state: MatchState) -> bool:
+    """Whether the doubler raccoons after a beaver (``state``: as when he doubled): the player's own call."""
+    return bool(player.offers_raccoon(pos, state))
 
 
 def play_game(game: Game, players: tuple[Player, Player], dice: Callable[[], tuple[int, int]]) -> Game:

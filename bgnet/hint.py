@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from bgnet.cube import CubeDecision, cube_decision
+from bgnet.cube import CubeDecision, cube_decision, searched_decision
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
 from bgnet.movegen import parse_dice
@@ -209,7 +209,14 @@ def move_hint(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str
 
 
 def cube_hint(evaluator: EvaluatorLike, pos: Position, state: MatchState | None = None, *, ply: int = 0) -> CubeHint:
-    """The cube action for the side on roll from its ``ply``-ply chances at ``state`` (default: money, centred cube)."""
+    """The cube action for the side on roll at ``ply`` plies and ``state`` (default: money, centred cube).
+
+    From 2 plies "no double" is valued one exchange ahead (``bgnet.cube.searched_decision``,
+    docs/CUBE.md), as GNU Backgammon's cubeful search does; below that, Janowski's model
+    on the ``ply``-ply chances.
+    """
     state = MatchState() if state is None else state
+    if ply >= 2:
+        return CubeHint(position_id=pos.position_id(), ply=ply, decision=searched_decision(evaluator, pos, state, ply))
     probs = evaluate_position(evaluator, pos, ply, state=state)
     return CubeHint(position_id=pos.position_id(), ply=ply, decision=cube_decision(probs, state, pos))

@@ -165,6 +165,9 @@ class StubBot:
     def cube_response(self, pos: Position, state) -> str:  # noqa: ANN001
         return self.reply
 
+    def offers_raccoon(self, pos: Position, state) -> bool:  # noqa: ANN001
+        return False
+
 
 class ScriptedInput:
     """A stdin whose next line answers the last prompt written to ``out``."""

@@ -169,12 +169,14 @@ def test_v2_checkpoints_record_their_version_and_play(tmp_path, monkeypatch):
     for _ in range(2):  # through torch, then from the weight cache
         fast = load_numpy_net(path)
         assert fast.feature_version == 2 and np.allclose(fast.probs_of_boards(boards), torch_probs, atol=1e-5)
-    # the shipped net is version 1 and still plays through both paths
-    from bgnet.agents import DEFAULT_CHECKPOINT
-
-    v1 = load_net(DEFAULT_CHECKPOINT)
-    assert v1.config.feature_version == 1
-    assert np.allclose(load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards(boards), NetEvaluator(v1).probs_of_boards(boards), atol=1e-5)
+    # a version-1 checkpoint (the encoding of the previous release) still loads and plays through both paths
+    v1_path = tmp_path / "v1.pt"
+    save_checkpoint(v1_path, BgNet(ModelConfig.for_features([8], "relu", 1)))
+    v1 = load_net(v1_path)
+    assert v1.config.feature_version == 1 and v1.config.num_features == NUM_FEATURES_V1
+    v1_probs = NetEvaluator(v1).probs_of_boards(boards)
+    assert not np.allclose(v1_probs, torch_probs, atol=1e-3)  # a different net on different inputs
+    assert np.allclose(load_numpy_net(v1_path).probs_of_boards(boards), v1_probs, atol=1e-5)
     # a checkpoint whose width does not fit its version is refused with one sentence
     ckpt = torch.load(path, weights_only=True)
     ckpt["model_config"]["num_features"] = NUM_FEATURES_V1

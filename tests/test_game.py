@@ -190,6 +190,9 @@ class Scripted:
     def cube_response(self, pos: Position, state: object) -> str:
         return self.answer
 
+    def offers_raccoon(self, pos: Position, state: object) -> bool:
+        return False
+
 
 def test_play_game_drives_callbacks_to_a_pass() -> None:
     g = new_game(MONEY, 1, (3, 1))

@@ -270,6 +270,9 @@ class _Greedy:
     def cube_response(self, pos, state) -> str:  # type: ignore[no-untyped-def]
         return "take"
 
+    def offers_raccoon(self, pos, state) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
 
 def test_play_and_record_writes_a_match_that_replays(tmp_path: Path) -> None:
     from bgnet.matchfile import play_and_record
