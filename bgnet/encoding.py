@@ -616,7 +616,7 @@ def encode(boards: np.ndarray, threads: int = 1, version: int = 1) -> np.ndarray
 
 
 @njit(cache=True, nogil=True)
-def race_flags(boards):
+def _race_flags_kernel(boards):
     """True for each board (N, 26) where contact is over."""
     n = boards.shape[0]
     out = np.empty(n, np.bool_)
@@ -639,7 +639,7 @@ def _dead(b, side):
 
 
 @njit(cache=True, nogil=True)
-def position_kinds(boards):
+def _position_kinds_kernel(boards):
     """Kind code (N,) int8 of boards (N, 26): 2 race (contact over), 1 crashed (contact, and a side has at most
     6 checkers left to play with: 9 or more borne off or on its 1- and 2-points), 0 other contact."""
     n = boards.shape[0]
@@ -653,3 +653,13 @@ def position_kinds(boards):
         else:
             out[i] = 0
     return out
+
+
+def race_flags(boards: np.ndarray) -> np.ndarray:
+    """(N,) bool: True for each board of ``boards`` (N, 26) int8 where contact is over."""
+    return np.asarray(_race_flags_kernel(np.ascontiguousarray(boards, np.int8)))
+
+
+def position_kinds(boards: np.ndarray) -> np.ndarray:
+    """(N,) int8 kind code of each board (N, 26): 0 contact, 1 crashed, 2 race (``KINDS`` names them)."""
+    return np.asarray(_position_kinds_kernel(np.ascontiguousarray(boards, np.int8)))

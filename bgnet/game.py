@@ -23,7 +23,7 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 
 from bgnet.errors import BgnetError
-from bgnet.match import MatchState
+from bgnet.match import CubeOwner, MatchState
 from bgnet.movegen import generate_afterstates
 from bgnet.notation import Move
 from bgnet.position import STARTING_POSITION, Position
@@ -146,11 +146,12 @@ class Game:
 
 
 @lru_cache(maxsize=4096)
-def _match_state(length: int, score_me: int, score_opp: int, cube: int, owner: str, crawford: bool, jacoby: bool,
-                 beavers: bool, raccoons: bool, holland: bool) -> MatchState:
+def _match_state(length: int, score_me: int, score_opp: int, cube: int, owner: CubeOwner, crawford: bool,
+                 jacoby: bool, beavers: bool, raccoons: bool, holland: bool) -> MatchState:
     """A (cached, immutable) MatchState: games ask for the same few states over and over."""
-    return MatchState(length, score_me, score_opp, cube, owner, crawford=crawford,  # type: ignore[arg-type]
-                      jacoby=jacoby, beavers=beavers, raccoons=raccoons, holland=holland)
+    return MatchState(match_length=length, score_me=score_me, score_opp=score_opp, cube_value=cube,
+                      cube_owner=owner, crawford=crawford, jacoby=jacoby, beavers=beavers, raccoons=raccoons,
+                      holland=holland)
 
 
 def new_game(rules: Rules, first: int, opening: Sequence[int], score: tuple[int, int] = (0, 0),
@@ -166,8 +167,8 @@ def new_game(rules: Rules, first: int, opening: Sequence[int], score: tuple[int,
     if crawford and (rules.is_money or post_crawford):
         raise GameRuleError("a Crawford game needs match play and a match whose Crawford game is still to come")
     rolls = (1, 0) if first == 0 else (0, 1)
-    return Game(rules, position, first, "move", tuple(score), crawford, post_crawford,  # type: ignore[arg-type]
-                dice=dice, rolls=rolls)
+    return Game(rules=rules, position=position, turn=first, phase="move", score=(int(score[0]), int(score[1])),
+                crawford=crawford, post_crawford=post_crawford, dice=dice, rolls=rolls)
 
 
 def _evolve(game: Game, **changes: object) -> Game:
@@ -398,7 +399,7 @@ def play_game(game: Game, players: tuple[Player, Player], dice: Callable[[], tup
 def pre_beaver_state(game: Game) -> MatchState:
     """The doubler's MatchState as it was when he doubled (before the beaver quadrupled the cube)."""
     cube = game.cube // 4
-    owner = "centred" if cube == 1 else "me"
+    owner: CubeOwner = "centred" if cube == 1 else "me"
     r = game.rules
-    return MatchState(r.match_length, game.score[game.turn], game.score[game.opponent], cube, owner,  # type: ignore[arg-type]
-                      jacoby=r.jacoby, beavers=r.beavers, raccoons=r.raccoons)
+    return MatchState(match_length=r.match_length, score_me=game.score[game.turn], score_opp=game.score[game.opponent],
+                      cube_value=cube, cube_owner=owner, jacoby=r.jacoby, beavers=r.beavers, raccoons=r.raccoons)

@@ -127,9 +127,10 @@ class MatchState:
 
     def swap_sides(self) -> "MatchState":
         """The same state seen by the opponent."""
-        owner = {"centred": "centred", "me": "opponent", "opponent": "me"}[self.cube_owner]
-        return MatchState(self.match_length, self.score_opp, self.score_me, self.cube_value, owner,  # type: ignore[arg-type]
-                          self.crawford, self.jacoby, self.beavers, self.raccoons, self.holland)
+        owner: CubeOwner = "centred" if self.cube_owner == "centred" else "opponent" if self.cube_owner == "me" else "me"
+        return MatchState(match_length=self.match_length, score_me=self.score_opp, score_opp=self.score_me,
+                          cube_value=self.cube_value, cube_owner=owner, crawford=self.crawford, jacoby=self.jacoby,
+                          beavers=self.beavers, raccoons=self.raccoons, holland=self.holland)
 
     # -- construction from IDs ----------------------------------------------
     @classmethod
