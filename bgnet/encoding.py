@@ -118,48 +118,65 @@ def _is_race(b):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):
+    """Set bits of x (0 <= x < 2**32), by SWAR sums (no loop, no branch)."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) >> 24) & 0xFF
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _high_bit(x):
+    """Index of the highest set bit of x (0 <= x < 2**32), 0 when x == 0: bits below it smeared, then counted."""
+    x |= x >> 1
+    x |= x >> 2
+    x |= x >> 4
+    x |= x >> 8
+    x |= x >> 16
+    return _popcount(x >> 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _longest_run(x):
+    """Length of the longest run of consecutive set bits of x (each pass shortens every run by one)."""
+    k = 0
+    while x:
+        x &= x << 1
+        k += 1
+    return k
+
+
 @njit(cache=True, nogil=True)
 def _structure_side(b, side, out, base):
-    home = 0
+    """Write ``side``'s 7 structure features at ``out[base:]``; counts gathered into bit masks, no data-dependent branches."""
+    other = 1 - side
+    held = 0  # bit p: side holds its point p
+    occ = np.int64(_count(b, side, 25) > 0) << 25  # bit p: side has a checker on p (25 = bar)
+    closed = 0  # bit t: the other side holds side's point t
     stripped = 0
-    best = 0
-    run = 0
     blots = 0
     outfield = 0
+    back = _count(b, side, 25)
     for p in range(1, 25):
         n = _count(b, side, p)
-        if n >= 2:
-            if p <= 6:
-                home += 1
-            run += 1
-            if run > best:
-                best = run
-            if n >= 4:
-                stripped += 1
-        else:
-            run = 0
-        if n == 1:
-            blots += 1
+        held |= np.int64(n >= 2) << p
+        occ |= np.int64(n > 0) << p
+        closed |= np.int64(_count(b, other, 25 - p) >= 2) << p
+        stripped += n >= 4
+        blots += n == 1
         if 7 <= p <= 12:
             outfield += n
-    back = _count(b, side, 25)
-    for p in range(19, 25):
-        back += _count(b, side, p)
+        if p >= 19:
+            back += n
     # Escapes: of the six landing points 1..6 pips in front of my rearmost checker,
     # how many are closed by the opponent.
-    rear = 0
-    for p in range(25, 0, -1):
-        if _count(b, side, p) > 0:
-            rear = p
-            break
-    other = 1 - side
-    blocked = 0
-    for d in range(1, 7):
-        t = rear - d
-        if t >= 1 and _count(b, other, 25 - t) >= 2:
-            blocked += 1
-    out[base] = home / 6.0
-    out[base + 1] = best / 6.0
+    rear = _high_bit(occ)
+    window = ((np.int64(1) << rear) - 1) & ~((np.int64(1) << max(rear - 6, 0)) - 1)  # points rear - 6 .. rear - 1
+    blocked = _popcount(closed & window)
+    out[base] = _popcount(held & 0x7E) / 6.0
+    out[base + 1] = _longest_run(held) / 6.0
     out[base + 2] = blots / 5.0
     out[base + 3] = back / 5.0
     out[base + 4] = outfield / 5.0
@@ -275,10 +292,26 @@ def _held_bits(blk):
 def _escapes_bits(hb, p, table):
     """``_escapes`` from the blocker's held bits ``hb`` (see ``_held_bits``)."""
     base = 25 - p  # blocker's number of the mover's point p - r is base + r
-    held = (hb >> (base + 1)) & 0xFFF
-    for f in range(5):
-        held |= ((hb >> (base + _FAR[f])) & 1) << (12 + f)
+    held = (
+        ((hb >> (base + 1)) & 0xFFF)
+        | (((hb >> (base + 15)) & 3) << 12)  # _FAR: 15, 16
+        | (((hb >> (base + 18)) & 1) << 14)
+        | (((hb >> (base + 20)) & 1) << 15)
+        | (((hb >> (base + 24)) & 1) << 16)
+    )
     return np.int64(table[held])
+
+
+@njit(cache=True, nogil=True)
+def _escape_row(hb, row):
+    """Fill ``row`` (26,) with ``_escapes`` of a mover's checker on each point p = 1..25 (row[0] unused), from the blocker's held bits.
+
+    One row per blocker and board serves ``_mobility``, ``_containment`` and the rear checker's
+    escapes of both sides, so each escape count is looked up once.
+    """
+    row[0] = 0
+    for p in range(1, 26):
+        row[p] = _escapes_bits(hb, p, _ESCAPES)
 
 
 @njit(cache=True, nogil=True)
@@ -328,11 +361,28 @@ _FIRST_DIE, _SECOND_DIE, _COMBO = _die_tables()
 @njit(cache=True, nogil=True, inline="always")
 def _roll_weight(mask):
     """Rolls of 36 in a mask of the 21 distinct rolls (bits 0..5 doubles 1-1..6-6, bits 6..20 the others, twice each)."""
-    n = 0
-    for r in range(21):
-        if (mask >> r) & 1:
-            n += 1 if r < 6 else 2
-    return n
+    return _popcount(mask & 63) + 2 * _popcount((mask >> 6) & 0x7FFF)
+
+
+# Per double d (index d - 1): bits j * d (j = 1..4), the distances a double's steps reach.
+_DOUBLE_REACH = tuple(sum(1 << (j * d) for j in range(1, 5)) for d in range(1, 7))
+
+
+@njit(cache=True, nogil=True)
+def _side_bits(c):
+    """(occupied, held, held reversed, blots) bit masks of one side's counts ``c``: bit p for c[p] > 0 (p = 1..25),
+    c[p] >= 2 (1..24, as ``_held_bits``), c[25 - x] >= 2 at bit x (1..24, the other side's numbering), c[p] == 1 (1..24)."""
+    occ = np.int64(c[25] > 0) << 25
+    held = 0
+    rev = 0
+    blots = 0
+    for p in range(1, 25):
+        n = c[p]
+        occ |= np.int64(n > 0) << p
+        held |= np.int64(n >= 2) << p
+        rev |= np.int64(n >= 2) << (25 - p)
+        blots |= np.int64(n == 1) << p
+    return occ, held, rev, blots
 
 
 @njit(cache=True, nogil=True)
@@ -344,14 +394,14 @@ def _shots(c, o):
     not hold (checked on O's points between). Being hit costs S t pips; a roll's
     loss is that of the costliest blot it hits.
     """
-    ob = 0  # bit s: O has a checker on its point s (1..25, 25 = bar)
-    for s in range(1, 26):
-        if o[s] > 0:
-            ob |= 1 << s
-    sb = 0  # bit x: S holds O's point x (S's point 25 - x)
-    for x in range(1, 25):
-        if c[25 - x] >= 2:
-            sb |= 1 << x
+    _, _, sb, blots = _side_bits(c)
+    ob = _side_bits(o)[0]
+    return _shots_bits(blots, ob, sb)
+
+
+@njit(cache=True, nogil=True)
+def _shots_bits(blots, ob, sb):
+    """``_shots`` from S's blot bits (S's points), O's occupied bits (O's points, 25 = bar) and S's held bits on O's points (``_side_bits``)."""
     hit = 0  # rolls hitting some blot (mask of the 21 rolls)
     loss = 0
     a1 = 0  # non-doubles: rolls whose first die hits >= 1 blot, >= 2 blots; likewise the second die
@@ -365,13 +415,18 @@ def _shots(c, o):
     two1 = 0
     two2 = 0
     two3 = 0
-    for q in range(1, 25):  # from O's highest point t = 25 - q down: the first blot a roll hits is its costliest
-        if c[q] != 1:
-            continue
-        t = 25 - q
+    bl = blots
+    while bl:  # S's blots from its lowest point q (O's highest t = 25 - q) up: the first blot a roll hits is its costliest
+        low = bl & -bl
+        bl ^= low
+        t = 25 - _popcount(low - 1)
         m = ob >> t  # bit D: an O checker D pips above the blot
+        if (m >> 1) == 0:  # no O checker above it: no roll hits it
+            continue
         h = 0
         for d in range(1, 7):  # doubles, roll index d - 1
+            if (m & _DOUBLE_REACH[d - 1]) == 0:  # no O checker a multiple of d away
+                continue
             k = 0
             for j in range(1, 5):
                 x = t + j * d
@@ -413,10 +468,7 @@ def _shots(c, o):
 @njit(cache=True, nogil=True)
 def _rear(c):
     """S's rearmost checker's point (25 = bar), 0 when all are off."""
-    for p in range(25, 0, -1):
-        if c[p] > 0:
-            return p
-    return 0
+    return _high_bit(_side_bits(c)[0])
 
 
 @njit(cache=True, nogil=True)
@@ -434,30 +486,31 @@ def _containment(c, o):
 @njit(cache=True, nogil=True)
 def _break_contact(c, o):
     """Pips S's checkers must travel to get past O's rearmost checker (0 when no contact)."""
-    r_o = _rear(o)
-    if r_o == 0:
-        return 0
+    return _break_contact_rear(c, _rear(o))
+
+
+@njit(cache=True, nogil=True)
+def _break_contact_rear(c, r_o):
+    """``_break_contact`` given O's rearmost point ``r_o`` (0 when all of O's checkers are off); branch-free sum."""
     r = 25 - r_o  # O's rearmost checker on S's numbering (O's bar: 0, behind all of S)
     s = 0
-    for p in range(r + 1, 26):
-        s += c[p] * (p - r)
-    return s
+    for p in range(1, 26):
+        s += c[p] * max(p - r, 0)
+    return s if r_o > 0 else 0
 
 
 @njit(cache=True, nogil=True)
 def _anchors(c):
     """(back anchor, forward anchor): S's highest held point (0 if none), and its lowest held point in 13..24 (0 if none)."""
-    back = 0
-    for p in range(24, 0, -1):
-        if c[p] >= 2:
-            back = p
-            break
-    fwd = 0
-    for p in range(13, 25):
-        if c[p] >= 2:
-            fwd = p
-            break
-    return back, fwd
+    return _anchors_bits(_held_bits(c))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _anchors_bits(held):
+    """``_anchors`` from S's held bits (``_held_bits``)."""
+    fwd_bits = held & ~np.int64(0x1FFF)  # held points 13..24
+    low = fwd_bits & -fwd_bits
+    return _high_bit(held), (_popcount(low - 1) if fwd_bits else 0)
 
 
 @njit(cache=True, nogil=True)
@@ -474,16 +527,26 @@ def _mobility(c, o):
 @njit(cache=True, nogil=True)
 def _moment2(c):
     """Variance of the positions of S's checkers still in play (bar = 25)."""
+    return _moment2_bits(c, _side_bits(c)[0])
+
+
+@njit(cache=True, nogil=True)
+def _moment2_bits(c, occ):
+    """``_moment2`` given S's occupied bits: the sums skip empty points, whose terms are exactly 0 (same float result)."""
     n = 0
-    s = 0.0
+    s = 0
     for p in range(1, 26):
         n += c[p]
         s += c[p] * p
     if n == 0:
         return 0.0
-    mean = s / n
+    mean = float(s) / n
     v = 0.0
-    for p in range(1, 26):
+    bits = occ
+    while bits:  # ascending p, as the plain sum over 1..25
+        low = bits & -bits
+        bits ^= low
+        p = _popcount(low - 1)
         v += c[p] * (p - mean) ** 2
     return v / n
 
@@ -503,12 +566,15 @@ def _timing(c):
 @njit(cache=True, nogil=True)
 def _backbone(c):
     """Pairs of S's held points at most 6 pips apart."""
+    return _backbone_bits(_held_bits(c))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _backbone_bits(held):
+    """``_backbone`` from S's held bits: pairs k = 1..6 apart are the bits of held & (held >> k)."""
     n = 0
-    for p in range(1, 25):
-        if c[p] >= 2:
-            for q in range(p + 1, min(p + 6, 24) + 1):
-                if c[q] >= 2:
-                    n += 1
+    for k in range(1, 7):
+        n += _popcount(held & (held >> k))
     return n
 
 
@@ -516,11 +582,9 @@ def _backbone(c):
 def _free_pips(c):
     """Pips of S's checkers that hold no point: blots, spares above two, and the bar."""
     s = 25 * c[25]
-    for p in range(1, 25):
-        if c[p] == 1:
-            s += p
-        elif c[p] > 2:
-            s += (c[p] - 2) * p
+    for p in range(1, 25):  # branch-free: a blot's pips, or the spares' above two
+        n = c[p]
+        s += p * ((n == 1) + max(n - 2, 0))
     return s
 
 
@@ -536,35 +600,61 @@ def _enter_fail(o):
 
 @njit(cache=True, nogil=True)
 def _expert_side(c, o, out, base):
-    p1, p2, loss = _shots(c, o)
-    rear = _rear(c)
-    cont = (36 - _containment(c, o)) / 36.0
-    back, fwd = _anchors(c)
+    """Write S's 16 expert features at ``out[base:]`` (S = ``c``, O = ``o``)."""
+    esc_c = np.empty(26, np.int64)
+    esc_o = np.empty(26, np.int64)
+    bits_c = _side_bits(c)
+    bits_o = _side_bits(o)
+    _escape_row(bits_c[1], esc_c)
+    _escape_row(bits_o[1], esc_o)
+    _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, base)
+
+
+@njit(cache=True, nogil=True)
+def _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, base):
+    """``_expert_side`` given the escape rows (``_escape_row``) of a checker against S's points (``esc_c``) and O's
+    (``esc_o``), and both sides' ``_side_bits``."""
+    p1, p2, loss = _shots_bits(bits_c[3], bits_o[0], bits_c[2])
+    rear = _high_bit(bits_c[0])
+    best = 36  # _containment(c, o)
+    for p in range(15, 25):
+        if esc_c[p] < best:
+            best = esc_c[p]
+    mob = 0  # _mobility(c, o)
+    for p in range(1, 26):
+        mob += c[p] * esc_o[p]
+    cont = (36 - best) / 36.0
+    back, fwd = _anchors_bits(bits_c[1])
     out[base] = p1 / 36.0
     out[base + 1] = p2 / 36.0
     out[base + 2] = loss / 36.0 / 12.0
-    out[base + 3] = (_escapes(o, rear) if rear > 0 else 36) / 36.0
+    out[base + 3] = (esc_o[rear] if rear > 0 else 36) / 36.0
     out[base + 4] = cont
     out[base + 5] = cont * cont
-    out[base + 6] = _break_contact(c, o) / 100.0
+    out[base + 6] = _break_contact_rear(c, _high_bit(bits_o[0])) / 100.0
     out[base + 7] = rear / 25.0
     out[base + 8] = back / 24.0
     out[base + 9] = (25 - fwd) / 12.0 if fwd > 0 else 0.0
-    out[base + 10] = _mobility(c, o) / (15.0 * 36.0)
-    out[base + 11] = _moment2(c) / 100.0
+    out[base + 10] = mob / (15.0 * 36.0)
+    out[base + 11] = _moment2_bits(c, bits_c[0]) / 100.0
     out[base + 12] = _timing(c) / 100.0
-    out[base + 13] = _backbone(c) / 20.0
+    out[base + 13] = _backbone_bits(bits_c[1]) / 20.0
     out[base + 14] = _free_pips(c) / 100.0
     out[base + 15] = _enter_fail(o)
 
 
 @njit(cache=True, nogil=True)
-def _encode_one_v2(b, out, c, o):
+def _encode_one_v2(b, out, c, o, esc_c, esc_o):
+    """Version-2 features of board ``b`` into ``out``; ``c``, ``o``, ``esc_c``, ``esc_o`` are (26,) int64 scratch."""
     _encode_one(b, out)
     _side_counts(b, 0, c)
     _side_counts(b, 1, o)
-    _expert_side(c, o, out, NUM_FEATURES_V1)
-    _expert_side(o, c, out, NUM_FEATURES_V1 + EXPERT_PER_SIDE)
+    bits_c = _side_bits(c)
+    bits_o = _side_bits(o)
+    _escape_row(bits_c[1], esc_c)
+    _escape_row(bits_o[1], esc_o)
+    _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, NUM_FEATURES_V1)
+    _expert_side_rows(o, c, esc_o, esc_c, bits_o, bits_c, out, NUM_FEATURES_V1 + EXPERT_PER_SIDE)
 
 
 @njit(cache=True, nogil=True)
@@ -583,8 +673,10 @@ def _encode_batch_parallel(boards, out):
 def _encode_batch_v2(boards, out):
     c = np.empty(26, np.int64)
     o = np.empty(26, np.int64)
+    esc_c = np.empty(26, np.int64)
+    esc_o = np.empty(26, np.int64)
     for i in range(boards.shape[0]):
-        _encode_one_v2(boards[i], out[i], c, o)
+        _encode_one_v2(boards[i], out[i], c, o, esc_c, esc_o)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -592,7 +684,9 @@ def _encode_batch_v2_parallel(boards, out):
     for i in prange(boards.shape[0]):
         c = np.empty(26, np.int64)
         o = np.empty(26, np.int64)
-        _encode_one_v2(boards[i], out[i], c, o)
+        esc_c = np.empty(26, np.int64)
+        esc_o = np.empty(26, np.int64)
+        _encode_one_v2(boards[i], out[i], c, o, esc_c, esc_o)
 
 
 def encode(boards: np.ndarray, threads: int = 1, version: int = 1) -> np.ndarray:
