@@ -57,22 +57,9 @@ def single_blas_thread() -> bool:
     """
     if "1" in (os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS")):
         return True
-    import ctypes
-    import glob
+    from bgnet.blas import limit_blas_threads
 
-    folder = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(folder, "*openblas*"))):
-        try:
-            lib = ctypes.CDLL(path)  # already loaded by numpy: the same handle
-        except OSError:
-            continue
-        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-                     "openblas_set_num_threads64_", "openblas_set_num_threads"):
-            setter = getattr(lib, name, None)
-            if setter is not None:
-                setter(1)
-                return True
-    return False
+    return limit_blas_threads(1)
 
 
 def chunk_seeds(seed: int, n_chunks: int) -> list[int]:

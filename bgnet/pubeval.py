@@ -61,6 +61,27 @@ def _load_weights() -> tuple[np.ndarray, np.ndarray]:
 RACE_WEIGHTS, CONTACT_WEIGHTS = _load_weights()
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def race_scan(row: np.ndarray) -> tuple[int, bool]:
+    """(checkers of mine still in play, whether contact is over) for one board row, as pubeval decides its race vector.
+
+    my_back: my rearmost slot (25 = bar), 0 if none; opp_back: the opponent's
+    rearmost slot as I count (0 = his bar), 26 if none. Race iff my_back < opp_back.
+    """
+    in_play = 0
+    my_back = 0
+    opp_back = 26
+    for p in range(1, 26):
+        n = row[p]
+        if n > 0:
+            in_play += n
+            my_back = p
+    for p in range(24, -1, -1):
+        if row[p] < 0:
+            opp_back = p
+    return in_play, my_back < opp_back
+
+
 @numba.njit(cache=True, nogil=True)
 def _scores_kernel(
     after: np.ndarray, race_flag: np.ndarray, w_race: np.ndarray, w_contact: np.ndarray, out: np.ndarray
@@ -68,26 +89,14 @@ def _scores_kernel(
     """Fill ``out[i]`` with the pubeval score of row ``i``; race_flag -1 means decide from the row."""
     for i in range(after.shape[0]):
         row = after[i]
-        # my_back: my rearmost slot (25 = bar), 0 if none; opp_back: the opponent's
-        # rearmost slot as I count (0 = his bar), 26 if none. Race iff my_back < opp_back.
-        in_play = 0
-        my_back = 0
-        opp_back = 26
-        for p in range(1, 26):
-            n = row[p]
-            if n > 0:
-                in_play += n
-                my_back = p
-        for p in range(24, -1, -1):
-            if row[p] < 0:
-                opp_back = p
+        in_play, row_is_race = race_scan(row)
         off = CHECKERS - in_play
         if off == CHECKERS:
             out[i] = WIN_SCORE
             continue
         flag = race_flag[i]
         if flag < 0:
-            is_race = my_back < opp_back
+            is_race = row_is_race
         else:
             is_race = flag == 1
         w = w_race if is_race else w_contact

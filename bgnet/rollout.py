@@ -67,6 +67,7 @@ from bgnet.movegen import generate_plays, parse_dice, swap_sides_batch
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
+from bgnet.pubeval import race_scan
 from bgnet.search import (
     DEFAULT_FILTERS, ROLLS, MoveFilter, Utility, evaluate_boards, rank_moves, utility_for,
 )
@@ -674,20 +675,11 @@ def _pubeval_top_kernel(after, offsets, k, margin, tables, extra, win_score):  #
     scores = np.empty(after.shape[0], np.float64)
     for i in range(after.shape[0]):
         row = after[i]
-        in_play = 0
-        my_back = 0
-        opp_back = 26
-        for p in range(1, 26):
-            if row[p] > 0:
-                in_play += row[p]
-                my_back = p
-        for p in range(24, -1, -1):
-            if row[p] < 0:
-                opp_back = p
+        in_play, is_race = race_scan(row)
         if in_play == 0:
             scores[i] = win_score
             continue
-        v = 0 if my_back < opp_back else 1
+        v = 0 if is_race else 1
         s = 0.0
         for block in range(24):
             s += tables[v, block, row[24 - block] + 15]

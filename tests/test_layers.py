@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1] / "bgnet"
 
 LAYERS: dict[str, list[str]] = {
     "engine": [
-        "errors", "resources", "formats", "render", "probs", "notation", "_movegen_kernels", "movegen", "position",
+        "errors", "resources", "blas", "formats", "render", "probs", "notation", "_movegen_kernels", "movegen", "position",
         "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "pubeval", "bearoff", "model",
         "fastnet",
     ],

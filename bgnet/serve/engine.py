@@ -27,6 +27,7 @@ from typing import Any, Iterator, cast
 import numpy as np
 
 from bgnet import game as g
+from bgnet.blas import limit_blas_threads
 from bgnet.answers import cube_of, hint_of, moves_to_dict, position_and_state, request_defaults
 from bgnet.cube import cube_decision
 from bgnet.errors import BgnetError
@@ -113,36 +114,6 @@ def _xgid(pos: Position, state: MatchState | None, dice: tuple[int, int] | None)
     from bgnet.formats import xgid_from_position
 
     return xgid_from_position(pos, state, dice=dice or (0, 0))
-
-
-def limit_blas_threads(n: int = 1) -> bool:
-    """Ask the OpenBLAS that numpy loaded to use ``n`` threads; True when it was found (Linux only).
-
-    A server runs many small matrix products at once, one per request: BLAS
-    threads only fight over the cores (measured here: a 0-ply hint took 20 ms
-    instead of 3 ms on a busy 2-core machine with OpenBLAS's default threads).
-    """
-    import ctypes
-
-    try:
-        with open("/proc/self/maps") as fh:
-            libs = {line.split()[-1] for line in fh if "openblas" in line.split()[-1].lower() and ".so" in line.split()[-1]}
-    except OSError:
-        return False
-    done = False
-    for path in sorted(libs):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-                     "openblas_set_num_threads64_", "openblas_set_num_threads"):
-            fn = getattr(lib, name, None)
-            if fn is not None:
-                fn(ctypes.c_int(n))
-                done = True
-                break
-    return done
 
 
 class Engine:
