@@ -43,6 +43,7 @@ import torch
 from bgnet import _game_kernels as gk
 from bgnet.learner import fit
 from bgnet.model import BgNet, CheckpointError, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgnet.search import ROLLS
 from bgnet.selfplay import SelfPlay
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
@@ -123,7 +124,9 @@ def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int
     if label in ("ply1", "ply2"):
         from bgnet.search import evaluate_boards
 
-        out = [evaluate_boards(probs_fn, boards[i:i + 2048], int(label[-1])) for i in range(0, len(boards), 2048)]
+        ply = int(label[-1])
+        chunk = 2048 // len(ROLLS) ** (ply - 1)  # each ply multiplies the boards searched by the 21 rolls: bound memory
+        out = [evaluate_boards(probs_fn, boards[i:i + chunk], ply) for i in range(0, len(boards), chunk)]
         return np.concatenate(out).astype(np.float32)
     if label == "rollout":
         try:
