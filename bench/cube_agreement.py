@@ -337,7 +337,25 @@ def lookahead_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
 
     leaves, weights = _leaves(rec)
     d = lookahead_decision(rec["probs"], CONTEXT_BY_NAME[rec["context"]].state(),
-                           Position.from_position_id(rec["position_id"]), leaves, weights)
+                           Position.from_position_id(rec["position_id"]), leaves, weights, replies=21)
+    return d.action.startswith("double"), d.response
+
+
+def gnubg_leaves_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
+    """The look-ahead on gnubg's own chances all through: its 2-ply probabilities and its 0-ply leaves (gnubg-nn)."""
+    from bgnet.agents import GnubgAgent
+    from bgnet.cube import exchange_leaves, lookahead_decision
+    from bgnet.position import Position
+
+    key = (rec["position_id"], rec["context"], "gnubg")
+    if key not in _LEAVES:
+        if "gnubg" not in _LEAVES:
+            _LEAVES["gnubg"] = GnubgAgent(0).probs_fn  # type: ignore[index]
+        _LEAVES[key] = exchange_leaves(_LEAVES["gnubg"], Position.from_position_id(rec["position_id"]),  # type: ignore[index]
+                                       CONTEXT_BY_NAME[rec["context"]].state())
+    leaves, weights = _LEAVES[key]
+    d = lookahead_decision(rec["probs"], CONTEXT_BY_NAME[rec["context"]].state(),
+                           Position.from_position_id(rec["position_id"]), leaves, weights, replies=21)
     return d.action.startswith("double"), d.response
 
 
@@ -364,7 +382,7 @@ def searched_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     leaves, weights = _leaves(rec)
     mean = np.clip(weights @ leaves / weights.sum(), 0.0, 1.0)
     d = lookahead_decision(mean, CONTEXT_BY_NAME[rec["context"]].state(),
-                           Position.from_position_id(rec["position_id"]), leaves, weights)
+                           Position.from_position_id(rec["position_id"]), leaves, weights, replies=21)
     return d.action.startswith("double"), d.response
 
 
@@ -460,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="instead: N seeded bear-offs scored against the exact bear-off database (no gnubg)")
     p.add_argument("--no-lookahead", action="store_true",
                    help="skip the look-ahead figures (they need the shipped net, ~30 s per 400 positions)")
+    p.add_argument("--gnubg-leaves", action="store_true",
+                   help="also the look-ahead with gnubg-nn's 0-ply leaves (gnubg's chances all through, ~2 min)")
     args = p.parse_args(argv)
     if args.bearoff:
         figures = bearoff_agreement(args.bearoff, args.seed)
@@ -486,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
     out["model_ms_per_decision"] = round(1000.0 * (time.perf_counter() - t0) / max(1, len(records)), 3)
     if not args.no_lookahead:
         out["model_lookahead"] = score(records, lookahead_decider)
+    if args.gnubg_leaves:
+        out["model_lookahead_gnubg_leaves"] = score(records, gnubg_leaves_decider)
     if args.pipeline:
         out["pipeline_1ply"] = score(records, pipeline_decider(1))
         if not args.no_lookahead:
@@ -499,6 +521,9 @@ def main(argv: list[str] | None = None) -> int:
         if "model_lookahead" in out:
             _print("lookahead_decision: gnubg's 2-ply probabilities, no double valued one exchange ahead by the shipped net:",
                    out["model_lookahead"])
+        if "model_lookahead_gnubg_leaves" in out:
+            _print("lookahead_decision on gnubg's chances all through (its 2-ply probabilities, gnubg-nn's 0-ply leaves):",
+                   out["model_lookahead_gnubg_leaves"])
         if args.pipeline:
             _print("whole pipeline (shipped net at 1-ply, then cube_decision) vs gnubg 2-ply cubeful:",
                    out["pipeline_1ply"])

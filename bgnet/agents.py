@@ -136,11 +136,11 @@ class NeuralAgent(BaseAgent):
     """
 
     def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0) -> None:
-        from bgnet.fastnet import load_numpy_net
+        from bgnet.fastnet import load_evaluator
 
         self.path = str(path)
         self.ply = check_ply(ply)
-        self.net = load_numpy_net(path)  # no torch import: see bgnet.fastnet
+        self.net = load_evaluator(path)  # no torch import: see bgnet.fastnet; nets by kind when the file has them
         self._exact: DatabaseEvaluator = with_database(self.net)
         self.evaluator = self._exact
         self.name = f"{self.path}@{ply}"

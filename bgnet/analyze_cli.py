@@ -47,11 +47,11 @@ def run_analyze(args: argparse.Namespace) -> int:
     if not match.games:
         raise ValueError(f"{args.file}: no game could be replayed")
     from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.fastnet import load_numpy_net
+    from bgnet.fastnet import load_evaluator
 
     from bgnet.bearoff import with_database
 
-    fn = with_database(load_numpy_net(args.model or DEFAULT_CHECKPOINT))  # exact pure bear-offs, as bgnet serve
+    fn = with_database(load_evaluator(args.model or DEFAULT_CHECKPOINT))  # exact pure bear-offs, as bgnet serve
     analysis = analyse_match(fn, match, args.ply)
     if args.html:
         write_html(analysis, args.html)

@@ -132,10 +132,10 @@ def position_and_state(args: argparse.Namespace) -> tuple[Position, MatchState |
 def load_probs_fn(model: str | None) -> Callable[[np.ndarray], np.ndarray]:
     """The 0-ply probabilities of a checkpoint (numpy forward pass; torch only on a cache miss), exact for pure bear-offs."""
     from bgnet.bearoff import with_database
-    from bgnet.fastnet import load_numpy_net
+    from bgnet.fastnet import load_evaluator
     from bgnet.resources import default_checkpoint
 
-    return with_database(load_numpy_net(model or default_checkpoint()))
+    return with_database(load_evaluator(model or default_checkpoint()))
 
 
 def add_hint_arguments(parser: argparse.ArgumentParser) -> None:

@@ -78,48 +78,124 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _from_cache(file: Path) -> NumpyNet | None:
+CACHE_FORMAT = 2
+"""Version of the weight cache's layout (2: nets by kind); other files are ignored and rewritten."""
+
+Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+class NumpyNetSet:
+    """Nets by kind of position (``bgnet.encoding.KINDS``) in numpy: each board scored by the net of its kind.
+
+    The torch-free twin of ``bgnet.model.NetSet`` (without its bear-off step: the
+    agents put the database in front of every evaluator). A kind without a net of
+    its own is scored by the contact net.
+    """
+
+    def __init__(self, nets: dict[str, NumpyNet]) -> None:
+        from bgnet.encoding import KINDS
+
+        if "contact" not in nets or set(nets) - set(KINDS):
+            raise ValueError(f"a NumpyNetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
+        self.nets = dict(nets)
+        self.by_code = [self.nets.get(k, self.nets["contact"]) for k in KINDS]
+        self.feature_version = self.nets["contact"].feature_version
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each from the net of its kind."""
+        from bgnet.encoding import position_kinds
+
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+        if len(self.nets) == 1 or len(boards) == 0:
+            return self.nets["contact"].probs_of_boards(boards)
+        kinds = position_kinds(boards)
+        out = np.empty((len(boards), 5), np.float32)
+        for net in {id(n): n for n in self.by_code}.values():
+            rows = np.flatnonzero(np.isin(kinds, [c for c, n in enumerate(self.by_code) if n is net]))
+            if len(rows):
+                out[rows] = net.probs_of_boards(boards[rows])
+        return out
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        """The same as ``probs_of_boards``."""
+        return self.probs_of_boards(boards)
+
+
+def _from_cache(file: Path) -> dict[str, NumpyNet] | None:
     try:
         with np.load(file, allow_pickle=False) as data:
-            version = int(data["feature_version"])
-            if version not in FEATURE_VERSIONS or int(data["num_features"]) != num_features(version):
+            if int(data["format"]) != CACHE_FORMAT:
                 return None
-            n = int(data["n_layers"])
-            layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
-            return NumpyNet(layers, str(data["activation"]), version)
+            nets = {}
+            for kind in [str(k) for k in data["kinds"]]:
+                version = int(data[f"{kind}_feature_version"])
+                if version not in FEATURE_VERSIONS or int(data[f"{kind}_num_features"]) != num_features(version):
+                    return None
+                n = int(data[f"{kind}_n_layers"])
+                layers = [(data[f"{kind}_w{i}"], data[f"{kind}_b{i}"]) for i in range(n)]
+                nets[kind] = NumpyNet(layers, str(data[f"{kind}_activation"]), version)
+            return nets if "contact" in nets else None
     except (OSError, KeyError, ValueError):
         return None
 
 
-def _write_cache(file: Path, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, feature_version: int = 1) -> None:
+def _write_cache(file: Path, nets: dict[str, tuple[Layers, str, int]]) -> None:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=file.parent)
+        arrays: dict[str, np.ndarray] = {"format": np.array(CACHE_FORMAT), "kinds": np.array(list(nets))}
+        for kind, (layers, activation, version) in nets.items():
+            arrays |= {f"{kind}_w{i}": w for i, (w, _) in enumerate(layers)}
+            arrays |= {f"{kind}_b{i}": b for i, (_, b) in enumerate(layers)}
+            arrays |= {f"{kind}_n_layers": np.array(len(layers)), f"{kind}_activation": np.array(activation),
+                       f"{kind}_feature_version": np.array(version), f"{kind}_num_features": np.array(num_features(version))}
         with os.fdopen(fd, "wb") as fh:
-            arrays = {f"w{i}": w for i, (w, _) in enumerate(layers)} | {f"b{i}": b for i, (_, b) in enumerate(layers)}
-            np.savez(fh, n_layers=len(layers), activation=np.array(activation), feature_version=feature_version,
-                     num_features=num_features(feature_version), **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle: bool
+            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle: bool
         os.replace(tmp, file)
     except OSError:
         pass  # an unwritable cache only costs speed
 
 
-def load_numpy_net(path: str | os.PathLike[str]) -> NumpyNet:
-    """The net of a checkpoint, from the weight cache when it holds this exact file, else through torch."""
+def _torch_layers(path: Path) -> dict[str, tuple[Layers, str, int]]:
+    """Each net of a checkpoint (one, or several by kind) as numpy layers, read the safe way through torch."""
+    from bgnet.model import load_netset
+
+    out = {}
+    for kind, torch_net in load_netset(path).nets.items():
+        linears = [m for m in torch_net.body if hasattr(m, "weight")] + [torch_net.head]
+        layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())  # type: ignore[operator]  # torch types Module attributes as Tensor | Module
+                  for m in linears]
+        out[kind] = (layers, torch_net.config.activation, torch_net.config.feature_version)
+    return out
+
+
+def _numpy_nets(path: str | os.PathLike[str]) -> dict[str, NumpyNet]:
+    """The nets of a checkpoint by kind, from the weight cache when it holds this exact file, else through torch."""
     path = Path(path)
     if not path.is_file():
         from bgnet.model import CheckpointError
 
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     file = cache_dir() / f"{_digest(path)}.npz"
-    net = _from_cache(file) if file.is_file() else None
-    if net is not None:
-        return net
-    from bgnet.model import load_net
+    nets = _from_cache(file) if file.is_file() else None
+    if nets is not None:
+        return nets
+    layers = _torch_layers(path)
+    _write_cache(file, layers)
+    return {kind: NumpyNet(ls, act, version) for kind, (ls, act, version) in layers.items()}
 
-    torch_net = load_net(path)
-    linears = [m for m in torch_net.body if hasattr(m, "weight")] + [torch_net.head]
-    layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())  # type: ignore[operator]  # torch types Module attributes as Tensor | Module
-              for m in linears]
-    _write_cache(file, layers, torch_net.config.activation, torch_net.config.feature_version)
-    return NumpyNet(layers, torch_net.config.activation, torch_net.config.feature_version)
+
+def load_numpy_netset(path: str | os.PathLike[str]) -> NumpyNetSet:
+    """Every net of a checkpoint (its nets by kind, or its one net for every kind) as a ``NumpyNetSet``."""
+    return NumpyNetSet(_numpy_nets(path))
+
+
+def load_numpy_net(path: str | os.PathLike[str]) -> NumpyNet:
+    """The (contact) net of a checkpoint, from the weight cache when it holds this exact file, else through torch."""
+    return _numpy_nets(path)["contact"]
+
+
+def load_evaluator(path: str | os.PathLike[str]) -> NumpyNet | NumpyNetSet:
+    """A checkpoint's boards -> probabilities evaluator: its net, or its nets by kind when it has several."""
+    nets = _numpy_nets(path)
+    return nets["contact"] if len(nets) == 1 else NumpyNetSet(nets)

@@ -404,3 +404,55 @@ def test_exchange_leaves_average_to_the_two_ply_chances() -> None:
     assert weights @ leaves == pytest.approx(np.array(list(evaluate_position(fn, pos, 2, state=state))), abs=1e-5)
     d = searched_decision(fn, pos, state, ply=2)
     assert d.probs.win == pytest.approx(float(weights @ leaves[:, 0]), abs=1e-6)
+
+
+def test_the_opponents_cube_turn_inside_the_exchange_only_lowers_my_values() -> None:
+    """He doubles at his turn only when that is worse for me: grouped leaves never value more than a flat set."""
+    from bgnet.cube import lookahead_decision
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        p = rng.uniform(0.05, 0.98, size=8)
+        leaves = np.array([[q, 0.1 * q, 0.0, 0.1 * (1 - q), 0.0] for q in p])
+        probs = leaves.mean(axis=0)
+        for state in (MONEY, MatchState(7, 2, 3), MatchState(cube_value=2, cube_owner="me")):
+            flat = lookahead_decision(probs, state, None, leaves, np.full(8, 1 / 8))
+            grouped = lookahead_decision(probs, state, None, leaves, np.full(8, 1 / 8), replies=4)
+            if flat.equity_double_take is None:
+                continue
+            assert grouped.equity_no_double <= flat.equity_no_double + 1e-12
+            assert grouped.equity_double_take is not None
+            assert grouped.equity_double_take <= flat.equity_double_take + 1e-12
+
+
+def test_a_lost_market_for_the_opponent_is_his_double_and_my_pass() -> None:
+    """After one of my rolls he is far ahead at every reply: he doubles me out there, so that roll is worth -1 to me."""
+    from bgnet.cube import lookahead_decision
+
+    bad, good = gammonless(0.05), gammonless(0.70)
+    leaves = np.array([bad, bad, good, good])
+    probs = leaves.mean(axis=0)
+    grouped = lookahead_decision(probs, MONEY, None, leaves, np.full(4, 0.25), replies=2)
+    at_good = cube_decision(good, MONEY).equity
+    assert grouped.equity_no_double == pytest.approx(0.5 * (-1.0) + 0.5 * at_good)
+    flat = lookahead_decision(probs, MONEY, None, leaves, np.full(4, 0.25))
+    assert flat.equity_no_double == pytest.approx(0.5 * cube_decision(bad, MONEY).equity + 0.5 * at_good)
+    with pytest.raises(InvalidProbsError):
+        lookahead_decision(probs, MONEY, None, leaves, np.full(4, 0.25), replies=3)
+
+
+def test_with_the_jacoby_rule_playing_on_never_beats_the_cash() -> None:
+    """Gammons count single until the cube is turned, so no double is worth at most the cash: never "too good"."""
+    from bgnet.cube import lookahead_decision
+
+    jacoby = MatchState(jacoby=True)
+    rng = np.random.default_rng(8)
+    for _ in range(30):
+        p = rng.uniform(0.6, 0.99, size=6)
+        leaves = np.array([[q, rng.uniform(0.3, 0.8) * q, 0.0, 0.0, 0.0] for q in p])
+        probs = [0.9, rng.uniform(0.4, 0.85), 0.02, 0.0, 0.0]
+        for d in (cube_decision(probs, jacoby),
+                  lookahead_decision(probs, jacoby, None, leaves, np.full(6, 1 / 6), replies=3)):
+            assert d.equity_double_pass is not None and d.equity_no_double <= d.equity_double_pass
+            assert d.action != "too good"
+    assert cube_decision([0.9, 0.6, 0.02, 0.0, 0.0], MONEY).action == "too good"

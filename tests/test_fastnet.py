@@ -56,3 +56,42 @@ def test_changed_checkpoint_is_not_served_from_the_cache(tmp_path, monkeypatch):
     save_checkpoint(path, BgNet(ModelConfig(hidden=(8,))))
     b = load_numpy_net(path).probs_of_boards(boards())
     assert not np.allclose(a, b)
+
+
+def test_a_checkpoint_with_nets_by_kind_scores_each_board_with_its_own_net(tmp_path, monkeypatch):
+    from bgnet.encoding import position_kinds
+    from bgnet.fastnet import NumpyNetSet, load_evaluator
+    from bgnet.model import NetSet, save_netset
+
+    monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
+    torch.manual_seed(3)
+    contact, race = BgNet(ModelConfig(hidden=(16,))), BgNet(ModelConfig(hidden=(12, 6)))
+    path = tmp_path / "set.pt"
+    save_netset(path, NetSet({"contact": contact, "race": race}, bearoff=False))
+    race_board = np.zeros(26, np.int8)
+    race_board[1:4], race_board[20:23] = 3, -3  # mine on my 1-3 points, his on his 1-3 points: no contact
+    race_board[4], race_board[23] = 6, -6
+    b = np.concatenate([boards(), race_board[None, :]])
+    kinds = position_kinds(b)
+    assert (kinds == 2).any() and (kinds != 2).any()
+    expected = NetSet({"contact": contact, "race": race}, bearoff=False).probs_of_boards(b)
+    for _ in range(2):  # through torch (writes the cache), then from the cache
+        ev = load_evaluator(path)
+        assert isinstance(ev, NumpyNetSet) and set(ev.nets) == {"contact", "race"}
+        assert np.allclose(ev.probs_of_boards(b), expected, atol=1e-5)
+    assert np.allclose(load_numpy_net(path).probs_of_boards(b), NetEvaluator(contact).probs_of_boards(b), atol=1e-5)
+    single = tmp_path / "one.pt"
+    save_checkpoint(single, contact)
+    assert isinstance(load_evaluator(single), NumpyNet)
+
+
+def test_a_cache_file_of_an_older_layout_is_rewritten(tmp_path, monkeypatch):
+    monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "n.pt"
+    save_checkpoint(path, BgNet(ModelConfig(hidden=(8,))))
+    load_numpy_net(path)
+    (cached,) = cache_dir().glob("*.npz")
+    np.savez(cached.open("wb"), n_layers=0, activation=np.array("relu"), feature_version=1, num_features=214)
+    assert isinstance(load_numpy_net(path), NumpyNet)
+    with np.load(cached) as data:
+        assert int(data["format"]) == 2

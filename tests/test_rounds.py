@@ -67,3 +67,24 @@ def test_netset_duel_plays_the_deals_of_a_paired_duel(init):
     ours = duel_netset(str(init), "pubeval", 40, seed=9, bearoff=False, chunk=7)
     ref = paired_duel(NeuralScorer(probs_fn_of(load_net(init))), PubevalScorer(), 20, 9)
     assert ours.games == 40 and ours.ppg == pytest.approx(ref.ppg)
+
+
+def test_a_kind_round_fits_only_that_kinds_net(init, tmp_path):
+    """kind="race": race positions only, fitted into a race net of a NetSet; the contact net stays as it was."""
+    from bgnet.encoding import KINDS, position_kinds
+    from bgnet.model import load_netset
+    from bgnet.trainer.rounds import collect_kind_positions
+
+    fn = probs_fn_of(load_net(init))
+    race = collect_kind_positions(fn, 60, seed=4, kind="race", batch_games=16)
+    assert race.shape == (60, 26) and (position_kinds(race) == KINDS.index("race")).all()
+    cfg = RoundsConfig(**{**SMALL, "rounds": 1, "positions": 60, "kind": "race", "label": "ply1", "keep": "mean"})
+    state = run_rounds(str(init), tmp_path / "k", cfg, log=lambda s: None)
+    assert len(state.done) == 1
+    fitted = load_netset(tmp_path / "k" / "round_001.pt")
+    assert set(fitted.nets) == {"contact", "race"}
+    start = load_net(init)
+    assert all(torch.equal(x, y) for x, y in zip(fitted.nets["contact"].state_dict().values(), start.state_dict().values()))
+    assert any(not torch.equal(x, y) for x, y in zip(fitted.nets["race"].state_dict().values(), start.state_dict().values()))
+    with pytest.raises(ValueError, match="kind"):
+        run_rounds(str(init), tmp_path / "bad", RoundsConfig(**{**SMALL, "kind": "blitz"}), log=lambda s: None)

@@ -126,9 +126,9 @@ class Engine:
         self.model_path = str(config.model or default_checkpoint())
         if probs_fn is None:
             from bgnet.bearoff import with_database
-            from bgnet.fastnet import load_numpy_net
+            from bgnet.fastnet import load_evaluator
 
-            probs_fn = with_database(load_numpy_net(self.model_path))
+            probs_fn = with_database(load_evaluator(self.model_path))
         self.probs_fn: ProbsFn = probs_fn
         self._deep = threading.BoundedSemaphore(config.deep_jobs)
         self._lock: threading.Lock | None = threading.Lock() if config.engine_lock else None

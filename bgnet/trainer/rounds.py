@@ -42,12 +42,15 @@ import torch
 
 from bgnet import _game_kernels as gk
 from bgnet.learner import fit
-from bgnet.model import BgNet, CheckpointError, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgnet.encoding import KINDS, position_kinds
+from bgnet.model import (BgNet, CheckpointError, NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint,
+                         save_checkpoint, save_netset)
 from bgnet.search import ROLLS
 from bgnet.selfplay import SelfPlay
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
 LABELS = ("ply1", "ply2", "rollout")
+ROUND_KINDS = ("all", *KINDS)
 
 
 @dataclass
@@ -66,6 +69,9 @@ class RoundsConfig:
     keep: str = "mean"
     seed: int = 1
     rollout_trials: int = 36
+    kind: str = "all"
+    """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
+    only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
 
 
 @dataclass
@@ -117,6 +123,21 @@ def collect_positions(probs_fn: ProbsFn, n: int, seed: int, batch_games: int = 2
             have += len(live)
     pool = np.concatenate(pools)
     return np.ascontiguousarray(pool[np.sort(rng.choice(len(pool), n, replace=False))], np.int8)
+
+
+def collect_kind_positions(probs_fn: ProbsFn, n: int, seed: int, kind: str, batch_games: int = 256,
+                           exploration: float = 0.05) -> np.ndarray:
+    """``n`` self-play positions of one kind (``bgnet.encoding.KINDS``), from as many sampled positions as it takes."""
+    code = KINDS.index(kind)
+    found: list[np.ndarray] = []
+    have, batch = 0, 0
+    while have < n:
+        boards = collect_positions(probs_fn, max(1000, 2 * (n - have)), seed + 7919 * batch, batch_games, exploration)
+        boards = boards[position_kinds(boards) == code]
+        found.append(boards)
+        have += len(boards)
+        batch += 1
+    return np.ascontiguousarray(np.concatenate(found)[:n], np.int8)
 
 
 def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36) -> np.ndarray:
@@ -180,22 +201,31 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError(f"label {cfg.label!r} is not one of {', '.join(LABELS)}")
     if cfg.keep not in ("mean", "significant"):
         raise ValueError("keep must be mean or significant")
+    if cfg.kind not in ROUND_KINDS:
+        raise ValueError(f"kind {cfg.kind!r} is not one of {', '.join(ROUND_KINDS)}")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     state_path = out_dir / "state.json"
     current_path = out_dir / "current.pt"
     if state_path.is_file():
         state = State(**json.loads(state_path.read_text()))
-        same = {k: v for k, v in state.config.items() if k != "rounds"} == {k: v for k, v in asdict(cfg).items() if k != "rounds"}
+        stored = {**asdict(RoundsConfig()), **state.config}  # fields added since the run began take their defaults
+        same = {k: v for k, v in stored.items() if k != "rounds"} == {k: v for k, v in asdict(cfg).items() if k != "rounds"}
         if not same or state.init != str(init):
             raise ValueError(f"{state_path} was made with other settings or another --init; use a new --out")
         state.config["rounds"] = cfg.rounds  # more rounds may be asked for later
     else:
         state = State(config=asdict(cfg), init=str(init))
-        net0 = net_from_checkpoint(read_checkpoint(init), f"checkpoint {str(init)!r}")
-        save_checkpoint(current_path, net0, rounds_source=str(init))
+        if cfg.kind == "all":
+            save_checkpoint(current_path, net_from_checkpoint(read_checkpoint(init), f"checkpoint {str(init)!r}"),
+                            rounds_source=str(init))
+        else:
+            save_netset(current_path, netset_from_checkpoint(read_checkpoint(init), f"checkpoint {str(init)!r}"),
+                        rounds_source=str(init))
         _write_json(state_path, asdict(state))
     torch.set_num_threads(1)
+    if cfg.kind != "all":
+        return _run_kind_rounds(out_dir, cfg, state, str(init), log)
     for r in range(len(state.done) + 1, cfg.rounds + 1):
         net = net_from_checkpoint(read_checkpoint(current_path), "the current net")
         fn = probs_fn_of(net)
@@ -222,6 +252,45 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         _write_json(state_path, asdict(state))
         log(f"round {r}: {len(boards)} positions labelled ({cfg.label}) in {t1 - t0:.0f} s, fit mse {mse:.5f}; "
             f"duel vs the current net {ppg:+.3f} +- {ci:.3f} ppg over {cfg.duel_pairs} pairs: "
+            f"{'kept' if kept else 'dropped'}")
+    return state
+
+
+def _run_kind_rounds(out_dir: Path, cfg: RoundsConfig, state: State, init: str, log: Callable[[str], None]) -> State:
+    """The rounds of one kind's net: its positions only, fitted into that net, duelled as whole NetSets."""
+    from bgnet.duel import NeuralScorer, paired_duel
+
+    current_path = out_dir / "current.pt"
+    for r in range(len(state.done) + 1, cfg.rounds + 1):
+        netset = netset_from_checkpoint(read_checkpoint(current_path), "the current nets")
+        labels_path = out_dir / f"labels_{r:03d}.npz"
+        t0 = time.perf_counter()
+        if labels_path.is_file():
+            with np.load(labels_path, allow_pickle=False) as data:
+                boards, targets = data["boards"], data["targets"]
+        else:
+            boards = collect_kind_positions(netset.probs_of_boards, cfg.positions, round_seed(cfg.seed, r, 0), cfg.kind,
+                                            cfg.batch_games, cfg.exploration)
+            targets = label_positions(netset.probs_of_boards, boards, cfg.label, round_seed(cfg.seed, r, 1),
+                                      cfg.rollout_trials)
+            _save_npz(labels_path, boards=boards, targets=targets)
+        t1 = time.perf_counter()
+        fitted, mse = fit_copy(netset.net_for(cfg.kind), boards, targets, cfg, round_seed(cfg.seed, r, 2))
+        cand = NetSet({**netset.nets, cfg.kind: fitted}, netset.bearoff)
+        t2 = time.perf_counter()
+        res_duel = paired_duel(NeuralScorer(cand.probs_of_boards), NeuralScorer(netset.probs_of_boards), cfg.duel_pairs,
+                               round_seed(cfg.seed, r, 3))
+        ppg, ci = float(res_duel.ppg), float(res_duel.ci95)
+        kept = ppg > ci if cfg.keep == "significant" else ppg > 0
+        save_netset(out_dir / f"round_{r:03d}.pt", cand, rounds_source=init, round=r)
+        if kept:
+            shutil.copyfile(out_dir / f"round_{r:03d}.pt", out_dir / "current.pt.tmp")
+            os.replace(out_dir / "current.pt.tmp", current_path)
+        res = RoundResult(r, len(boards), round(t1 - t0, 1), round(t2 - t1, 1), mse, ppg, ci, kept)
+        state.done.append(asdict(res))
+        _write_json(out_dir / "state.json", asdict(state))
+        log(f"round {r} ({cfg.kind} net): {len(boards)} positions labelled ({cfg.label}) in {t1 - t0:.0f} s, "
+            f"fit mse {mse:.5f}; duel vs the current nets {ppg:+.3f} +- {ci:.3f} ppg over {cfg.duel_pairs} pairs: "
             f"{'kept' if kept else 'dropped'}")
     return state
 
