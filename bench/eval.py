@@ -1,8 +1,9 @@
 """Evaluation speed: games per second of a 0-ply neural agent against pubeval, cubeless and cubeful.
 
-Plays the way ``python -m eval`` does (paired deals, chunked, one torch thread per
-process): the vectorised engine for cubeless money, the game-loop engine with
-``--cubeful``.
+Plays the way ``bgnet eval`` does (paired deals, chunked, one torch thread per
+process, numpy's BLAS on one thread): the vectorised engine for cubeless money, the
+game-loop engine with ``--cubeful``. Prints wall-clock and process (CPU) time: on a
+shared machine the CPU figure is the steadier one.
 
     python bench/eval.py                    # a line of text
     python bench/eval.py --json             # one JSON object
@@ -44,18 +45,21 @@ def main() -> int:
     import numpy as np
     import torch
 
+    from bgnet.backends import single_blas_thread
     from bgnet.game import Rules
     from bgnet.evaluation.runner import DuelSpec, engine, run_duel
 
     torch.set_num_threads(1)
+    single_blas_thread()  # as ``bgnet eval`` runs: BLAS threads only fight the game loop for the cores
     rules = Rules() if args.cubeful else None
     run_duel(DuelSpec(args.model, args.opponent, 20, args.seed + 1, rules), progress=False)  # JIT caches, weights
     spec = DuelSpec(args.model, args.opponent, args.games // 2, args.seed, rules)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = run_duel(spec, workers=args.workers, progress=False)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     out = {
         "games": res.games, "seconds": round(elapsed, 3), "games_per_s": round(res.games / elapsed, 1),
+        "cpu_seconds": round(cpu, 3), "games_per_cpu_s": round(res.games / cpu, 1),
         "engine": engine(spec), "cubeful": args.cubeful, "workers": args.workers,
         "agent_a": args.model, "agent_b": args.opponent, "ppg": round(res.ppg, 4), "ci95": round(res.ci95, 4),
         "python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
@@ -65,7 +69,8 @@ def main() -> int:
         print(json.dumps(out))
     else:
         print(f"{out['games']} games ({out['engine']}, {'cubeful' if args.cubeful else 'cubeless'} money, "
-              f"{args.workers} worker(s)) in {out['seconds']} s: {out['games_per_s']} games/s; "
+              f"{args.workers} worker(s)) in {out['seconds']} s: {out['games_per_s']} games/s "
+              f"({out['cpu_seconds']} s CPU in this process: {out['games_per_cpu_s']} games/s); "
               f"A {res.ppg:+.3f} +- {res.ci95:.3f} ppg")
     return 0
 

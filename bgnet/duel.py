@@ -12,7 +12,10 @@ The scorers live in ``bgnet.scorers`` and the statistics in ``bgnet.duel_stats``
   game advances together and each side scores all its candidates in one call;
 - ``play_deals``: the general loop over ``bgnet.game`` (the cube, matches, n-ply
   agents), still run in lockstep over many tables so that batch-capable agents
-  score all their moves (and cube decisions) in one call per step.
+  score all their moves (and cube decisions) in one call per step. The boards of
+  all tables sit in one array, and a batched play goes through
+  ``game.play_generated``, which trusts the plays generated here instead of
+  generating them again.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ import numpy as np
 
 from bgnet import _game_kernels as gk
 from bgnet.duel_stats import DuelResult, TableOutcome, ratio_ci95, summarise, summarise_outcomes
-from bgnet.game import (Game, Match, Rules, double, may_beaver, may_double, may_raccoon, play, pre_beaver_state,
-                        raccoon, respond, roll)
+from bgnet.game import (Game, Match, Rules, double, may_beaver, may_double, may_raccoon, play, play_generated,
+                        pre_beaver_state, raccoon, respond, roll)
 from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
@@ -137,6 +140,8 @@ class _Table:
     game: Game
     game_index: int
     dice: np.ndarray
+    row: int = 0
+    """This table's row in the lockstep's board array (``_Lockstep.boards``)."""
     block: int = 0
     next_roll: int = 1
     points: list[int] = field(default_factory=list)
@@ -154,14 +159,38 @@ Observer = Callable[[int, int, Game], None]
 """Called by ``play_deals`` with (deal, side, game) for each new game and every state a game then passes through."""
 
 
-def _start_game(t: _Table, seed: int, observer: Observer | None = None) -> None:
-    """Deal the table's next game: fresh dice; game 0 opens with seat 0, later games with the higher opening die."""
-    t.dice = deal_dice(seed, t.deal, t.game_index)
-    t.block, t.next_roll = 0, 1
-    d0, d1 = int(t.dice[0, 0]), int(t.dice[0, 1])
-    first = 0 if t.game_index == 0 or d0 > d1 else 1
-    t.game = t.match.start(first, (d0, d1))
-    _observe([t], observer)
+class _Lockstep:
+    """What ``play_deals`` keeps beside its tables: each game's board as a row of one array.
+
+    ``boards[t.row]`` is always ``t.game.position.board``, so a step gathers the boards
+    of many tables with one fancy index instead of one tuple-to-array copy per table.
+    """
+
+    def __init__(self, tables: list[_Table], seed: int, observer: Observer | None) -> None:
+        self.seed = seed
+        self.observer = observer
+        self.boards = np.zeros((len(tables), 26), np.int8)
+        for i, t in enumerate(tables):
+            t.row = i
+            self.boards[i] = t.game.position.board
+
+    def start_game(self, t: _Table) -> None:
+        """Deal the table's next game: fresh dice; game 0 opens with seat 0, later games with the higher opening die."""
+        t.dice = deal_dice(self.seed, t.deal, t.game_index)
+        t.block, t.next_roll = 0, 1
+        d0, d1 = int(t.dice[0, 0]), int(t.dice[0, 1])
+        first = 0 if t.game_index == 0 or d0 > d1 else 1
+        t.game = t.match.start(first, (d0, d1))
+        self.boards[t.row] = t.game.position.board
+        _observe([t], self.observer)
+
+    def decisions_for(self, tables: list[_Table], evaluator: Evaluator) -> list[Any]:
+        """Cube decisions (``bgnet.cube``) for each table's position on turn from one batched probability call."""
+        from bgnet.cube import cube_decision
+
+        probs = np.asarray(evaluator.probs_of_boards(self.boards[[t.row for t in tables]]), np.float64)
+        return [cube_decision(Probs(*row), t.game.match_state(), t.game.position)
+                for t, row in zip(tables, probs.tolist())]
 
 
 def _observe(tables: list[_Table], observer: Observer | None) -> None:
@@ -204,13 +233,14 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
             first_game = match.start(0, (int(dice[0, 0]), int(dice[0, 1])))  # game 0 opens with seat 0
             tables.append(_Table(int(d), side, match, first_game, 0, dice))
     _observe(tables, observer)
+    state = _Lockstep(tables, seed, observer)
     scorers = (agents[0].batch_scorer(), agents[1].batch_scorer())
     cube_evaluators = (agents[0].cube_evaluator(), agents[1].cube_evaluator())
     live = list(tables)
     while live:
-        _cube_offers(live, agents, cube_evaluators)
+        _cube_offers(live, agents, cube_evaluators, state)
         _observe(live, observer)
-        _cube_answers(live, agents, cube_evaluators)
+        _cube_answers(live, agents, cube_evaluators, state)
         _observe(live, observer)
         for t in live:
             if t.game.phase == "beavered":
@@ -222,12 +252,12 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
             if t.game.phase == "roll":
                 t.game = roll(t.game, _next_dice(t, seed))
         _observe(live, observer)
-        _moves(live, agents, scorers, cube_evaluators)
+        _moves(live, agents, scorers, cube_evaluators, state)
         _observe(live, observer)
         still: list[_Table] = []
         for t in live:
             if t.game.is_over:
-                _finish_game(t, seed, per_table, observer)
+                _finish_game(t, per_table, state)
             if not t.done:
                 still.append(t)
         live = still
@@ -241,7 +271,7 @@ def _a_won_match(t: _Table) -> bool:
     return w is not None and t.agent_of(w) == 0
 
 
-def _finish_game(t: _Table, seed: int, per_table: int, observer: Observer | None = None) -> None:
+def _finish_game(t: _Table, per_table: int, state: _Lockstep) -> None:
     """Record a finished game at the table and deal the next one, or close the table."""
     res = t.game.result
     assert res is not None
@@ -254,30 +284,28 @@ def _finish_game(t: _Table, seed: int, per_table: int, observer: Observer | None
     if t.match.is_over or (per_table and t.game_index >= per_table):
         t.done = True
     else:
-        _start_game(t, seed, observer)
+        state.start_game(t)
 
 
-def _decisions(tables: list[_Table], evaluator: Evaluator) -> list[Any]:
-    """Cube decisions (``bgnet.cube``) for each table's position on turn from one batched probability call."""
-    from bgnet.cube import cube_decision
-
-    boards = np.array([t.game.position.board for t in tables], np.int8).reshape(-1, 26)
-    probs = np.asarray(evaluator.probs_of_boards(boards), np.float64)
-    return [cube_decision(Probs(*map(float, row)), t.game.match_state(), t.game.position)
-            for t, row in zip(tables, probs)]
+def _by_agent(tables: list[_Table], answering: bool = False) -> tuple[list[_Table], list[_Table]]:
+    """``tables`` split by the agent (A, then B) on turn, or with ``answering`` the one not on turn; order kept."""
+    groups: tuple[list[_Table], list[_Table]] = ([], [])
+    flip = 1 if answering else 0
+    for t in tables:
+        groups[t.side ^ t.game.turn ^ flip].append(t)  # agent_of(seat): the seat itself at side 0, the other at side 1
+    return groups
 
 
 def _cube_offers(live: list[_Table], agents: tuple[Agent, Agent],
-                 cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
+                 cube_evaluators: tuple[Evaluator | None, Evaluator | None], state: _Lockstep) -> None:
     """Ask every side on roll that may double whether it does."""
     asking = [t for t in live if t.game.phase == "roll" and may_double(t.game)]
-    groups = ([t for t in asking if t.agent_of(t.game.turn) == 0], [t for t in asking if t.agent_of(t.game.turn) == 1])
-    for k, mine in enumerate(groups):
+    for k, mine in enumerate(_by_agent(asking)):
         if not mine:
             continue
         fn = cube_evaluators[k]
         if fn is not None:
-            offers = [d.action.startswith("double") for d in _decisions(mine, fn)]
+            offers = [d.action.startswith("double") for d in state.decisions_for(mine, fn)]
         else:
             offers = [agents[k].offers_double(t.game.position, t.game.match_state()) for t in mine]
         for t, yes in zip(mine, offers):
@@ -286,17 +314,15 @@ def _cube_offers(live: list[_Table], agents: tuple[Agent, Agent],
 
 
 def _cube_answers(live: list[_Table], agents: tuple[Agent, Agent],
-                  cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
+                  cube_evaluators: tuple[Evaluator | None, Evaluator | None], state: _Lockstep) -> None:
     """Ask every doubled side for its answer (a beaver counts as a take where ``game.may_beaver`` says no)."""
     doubled = [t for t in live if t.game.phase == "doubled"]
-    groups = ([t for t in doubled if t.agent_of(t.game.opponent) == 0],
-              [t for t in doubled if t.agent_of(t.game.opponent) == 1])
-    for k, mine in enumerate(groups):
+    for k, mine in enumerate(_by_agent(doubled, answering=True)):
         if not mine:
             continue
         fn = cube_evaluators[k]
         if fn is not None:
-            answers = [d.response or "take" for d in _decisions(mine, fn)]
+            answers = [d.response or "take" for d in state.decisions_for(mine, fn)]
         else:
             answers = [agents[k].cube_response(t.game.position, t.game.match_state()) for t in mine]
         for t, answer in zip(mine, answers):
@@ -317,12 +343,15 @@ def _match_values(tables: list[_Table], evaluator: Evaluator, after: np.ndarray,
 
 
 def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[BatchScorer | None, BatchScorer | None],
-           cube_evaluators: tuple[Evaluator | None, Evaluator | None]) -> None:
+           cube_evaluators: tuple[Evaluator | None, Evaluator | None], state: _Lockstep) -> None:
     """Every side with dice plays: batched through the agent's scorer when it has one (at the match score when
-    the agent gives probabilities), else one ``choose_move`` per table."""
+    the agent gives probabilities), else one ``choose_move`` per table.
+
+    A batched play comes from the plays generated here, so it goes through
+    ``game.play_generated`` (no second move generation to check it).
+    """
     moving = [t for t in live if t.game.phase == "move"]
-    groups = ([t for t in moving if t.agent_of(t.game.turn) == 0], [t for t in moving if t.agent_of(t.game.turn) == 1])
-    for k, mine in enumerate(groups):
+    for k, mine in enumerate(_by_agent(moving)):
         if not mine:
             continue
         scorer = scorers[k]
@@ -333,14 +362,19 @@ def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[Batch
             for t in mine:
                 assert t.game.dice is not None
                 t.game = play(t.game, agents[k].choose_move(t.game.position, t.game.dice, t.game.match_state()))
+                state.boards[t.row] = t.game.position.board
             continue
-        boards = np.array([t.game.position.board for t in mine], np.int8)
+        rows = np.array([t.row for t in mine], np.int64)
+        boards = state.boards[rows]
         dice = np.array([t.game.dice for t in mine], np.int8)
         after, _s, _n, offsets = generate_plays(boards, dice)
         if fn is not None and not mine[0].game.rules.is_money:
             values = _match_values(mine, fn, after, offsets)
         else:
             values = scorer.score_plays(boards, after, offsets)
-        choice = gk.segment_argmax(values, offsets)
-        for t, row in zip(mine, after[choice].tolist()):
-            t.game = play(t.game, Position._trusted(tuple(row)))
+        chosen = after[gk.segment_argmax(values, offsets)]
+        codes = gk.terminal_codes(chosen)
+        turned = swap_sides_batch(chosen)
+        state.boards[rows] = np.where((codes != 0)[:, None], chosen, turned)  # each Game's new position
+        for t, b, code in zip(mine, Position._trusted_rows(turned.tolist()), codes.tolist()):
+            t.game = play_generated(t.game, b, code)

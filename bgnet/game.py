@@ -11,7 +11,9 @@ Players are numbered 0 and 1 (absolute seats); ``Game.position`` is always seen
 from ``Game.turn`` (the side on roll, or the doubler while a double is pending),
 like ``Position``. ``Match`` carries the score between games and decides the
 Crawford game. ``play_game`` drives a game with player callbacks (the protocol of
-``bgnet.agents``); nothing here prints or reads input.
+``bgnet.agents``); nothing here prints or reads input. ``play`` checks that a play is
+legal; ``play_generated`` is its trusted twin for engines that generated the plays
+themselves (``bgnet.duel``).
 """
 
 from __future__ import annotations
@@ -181,6 +183,10 @@ def _evolve(game: Game, **changes: object) -> Game:
 
 def _dice(dice: Sequence[int]) -> tuple[int, int]:
     """Two dice as ints from 1 to 6, or a GameRuleError."""
+    if type(dice) is tuple and len(dice) == 2:  # the hot path (the game loops): two plain ints in range
+        d1, d2 = dice
+        if type(d1) is int and type(d2) is int and 1 <= d1 <= 6 and 1 <= d2 <= 6:
+            return d1, d2
     try:
         d1, d2 = (int(d) for d in dice)
     except (TypeError, ValueError):
@@ -284,9 +290,9 @@ def raccoon(game: Game, accept: bool) -> Game:
 def roll(game: Game, dice: Sequence[int]) -> Game:
     """The side on turn rolls ``dice`` (declining to double); the game moves to the move phase."""
     _need(game, "roll", "roll")
-    counts = list(game.rolls)
-    counts[game.turn] += 1
-    return _evolve(game, phase="move", dice=_dice(dice), rolls=(counts[0], counts[1]), cube_turned=False)
+    r0, r1 = game.rolls
+    rolls = (r0 + 1, r1) if game.turn == 0 else (r0, r1 + 1)
+    return _evolve(game, phase="move", dice=_dice(dice), rolls=rolls, cube_turned=False)
 
 
 def play(game: Game, after: Position | Move) -> Game:
@@ -304,11 +310,34 @@ def play(game: Game, after: Position | Move) -> Game:
     assert game.dice is not None
     if not _is_legal_afterstate(game.position, game.dice, after):
         raise GameRuleError(f"no legal play of {game.dice[0]}-{game.dice[1]} leads to that position")
-    if winner(after) is None:
+    won = winner(after)
+    if won is None:
         return _evolve(game, position=after.swap_sides(), turn=game.opponent, phase="roll", dice=None)
-    if winner(after) != 0:
+    if won != 0:
         raise GameRuleError("a play cannot finish the game for the side that did not move")
-    kind = result_kind(after)
+    return _finish(game, after, result_kind(after))
+
+
+def play_generated(game: Game, turned: Position, code: int = 0, after: Position | None = None) -> Game:
+    """``play`` for an afterstate the caller generated itself for ``game.position`` and ``game.dice``.
+
+    The trusted path of the game loops (``bgnet.duel``): they already ran move
+    generation for every table, so the legality check's second generation is
+    skipped. ``turned`` is the afterstate seen by the opponent (the next position),
+    ``code`` its ``bgnet._game_kernels.terminal_codes`` value seen by the mover (0 while
+    play goes on, 1/2/3 when the mover has just won single, gammon or backgammon)
+    and ``after`` the afterstate seen by the mover (default ``turned.swap_sides()``).
+    """
+    _need(game, "move", "move")
+    if code == 0:
+        return _evolve(game, position=turned, turn=game.opponent, phase="roll", dice=None)
+    if code < 0:
+        raise GameRuleError("a play cannot finish the game for the side that did not move")
+    return _finish(game, turned.swap_sides() if after is None else after, Result(code))
+
+
+def _finish(game: Game, after: Position, kind: Result) -> Game:
+    """The game over after the mover's winning play ``after`` (single under the Jacoby rule while the cube is unturned)."""
     if game.rules.is_money and game.rules.jacoby and game.owner is None and game.cube == 1:
         kind = Result.SINGLE
     return _evolve(game, position=after, phase="over", dice=None, result=GameResult(game.turn, kind, game.cube))

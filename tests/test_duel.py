@@ -206,3 +206,30 @@ def test_batched_neural_play_matches_the_agent_itself_in_a_match() -> None:
     single = play_deals((_Plain(net), pub), rules, range(2), seed=8)
     assert batched == single
     assert any(p != k for t in batched for p, k in zip(t.points, t.kinds))  # the cube was turned
+
+
+def test_every_batched_play_is_one_the_public_play_accepts() -> None:
+    # The lockstep engine keeps each table's board in an array and plays through
+    # ``game.play_generated`` (no legality check): replay every move it made, as the
+    # observer saw it, through the public ``play``, which regenerates the legal plays.
+    from pathlib import Path
+
+    from bgnet.game import Game, play
+
+    net = load_agent(str(Path(__file__).resolve().parent.parent / "checkpoints" / "bgnet.pt"))
+    pub = load_agent("pubeval")
+    states: dict[tuple[int, int], list[Game]] = {}
+    moves = 0
+    for rules, deals in ((Rules(jacoby=True, beavers=True), range(4)), (Rules(match_length=3), range(2))):
+        states.clear()
+        out = play_deals((net, pub), rules, deals, seed=6,
+                         observer=lambda deal, side, g: states.setdefault((deal, side), []).append(g))
+        assert len(out) == 2 * len(deals)
+        for seq in states.values():
+            for before, nxt in zip(seq, seq[1:]):
+                if before.phase != "move":
+                    continue
+                after = nxt.position if nxt.is_over else nxt.position.swap_sides()
+                assert play(before, after) == nxt
+                moves += 1
+    assert moves > 200

@@ -319,3 +319,43 @@ def test_dead_cube_reasons() -> None:
                       or "")
     assert "covers" in (dead_cube(at_roll(Rules(match_length=5), Position.start(), score=(3, 0), cube=2, owner=0))
                         or "")
+
+
+def test_play_generated_gives_the_same_game_as_play() -> None:
+    # The game loops' trusted path skips the second move generation; on every candidate of
+    # random games (cube turned or not, Jacoby or not, to the last play) it must give
+    # exactly the Game that the public, checking ``play`` gives.
+    import numpy as np
+
+    from bgnet._game_kernels import terminal_codes
+    from bgnet.game import play_generated
+    from bgnet.movegen import generate_plays, swap_sides_batch
+
+    rng = np.random.default_rng(11)
+    finished = set()
+    starts = [Position.start(), GAMMON_NEXT, BACKGAMMON_NEXT, SINGLE_NEXT]
+    for n in range(24):
+        rules = Rules(jacoby=n % 2 == 1)
+        g = new_game(rules, n % 2, (3, 1), position=starts[n % 4] if n < 8 else Position.start())
+        while not g.is_over:
+            if g.phase == "roll":
+                if may_double(g) and rng.random() < 0.05:
+                    g = respond(double(g), "take")
+                g = roll(g, (int(rng.integers(1, 7)), int(rng.integers(1, 7))))
+                continue
+            assert g.dice is not None
+            after, _s, _n, _off = generate_plays(np.array([g.position.board], np.int8), np.array([g.dice], np.int8))
+            codes, turned = terminal_codes(after), swap_sides_batch(after)
+            nexts = []
+            for i in range(len(after)):
+                public = play(g, Position(after[i].tolist()))
+                assert play_generated(g, Position(turned[i].tolist()), int(codes[i])) == public
+                assert play_generated(g, Position(turned[i].tolist()), int(codes[i]),
+                                      Position(after[i].tolist())) == public
+                nexts.append(public)
+            g = nexts[int(rng.integers(len(nexts)))]
+        assert g.result is not None
+        finished.add((g.result.kind, g.cube > 1, rules.jacoby))
+    assert {k for k, _c, _j in finished} == {Result.SINGLE, Result.GAMMON, Result.BACKGAMMON}
+    with pytest.raises(GameRuleError):
+        play_generated(at_roll(MONEY, Position.start()), Position.start())  # not in the move phase
