@@ -12,8 +12,9 @@ Sections:
 * ``full``: wall time of a full (untruncated) 1,296-trial 0-ply cubeless rollout of the opening position
   (X to roll), chunks on two threads, with and without luck variance reduction;
 * ``vr``: standard error and time (wall and CPU) of the same 1,296-trial rollout without luck VR and with
-  three luck variants, interleaved and repeated, one thread;
-* ``cubeful``: the cube played inside the trials against the cubeless rollout (time, cube decisions);
+  four luck variants, interleaved and repeated, one thread;
+* ``cubeful``: the cube played inside the trials against the cubeless rollout (time, cube decisions, the cube
+  lines' standard errors with luck VR);
 * ``agree``: ``bgnet.rollout`` driven by GNU Backgammon's evaluator (``GnubgAgent(0).probs_fn``, gnubg-nn)
   against the gnubg package's own rollout of the same position and settings: the means must agree within
   their combined 95% interval.
@@ -190,8 +191,8 @@ def section_vr(seed: int, trials: int = 1296, repeats: int = 3) -> dict[str, obj
 
     net = _net()
     ours(net, OPENING, 36, 2, True, seed)
-    variants = {"luck, pubeval's top 2 (default)": {}, "luck, top 2 within 1 pubeval point": {"luck_margin": 1.0},
-                "luck, pubeval's top 1": {"luck_candidates": 1}}
+    variants = {"luck, pubeval's top 2 (default)": {}, "the same, decided games skipped": {"luck_decided": 0.005},
+                "luck, top 2 within 1 pubeval point": {"luck_margin": 1.0}, "luck, pubeval's top 1": {"luck_candidates": 1}}
     runs: dict[str, list[dict[str, object]]] = {"plain": [], **{k: [] for k in variants}}
     for _ in range(repeats):  # interleaved, so that each repeat sees about the same load
         runs["plain"].append(ours(net, OPENING, trials, None, False, seed))
@@ -240,7 +241,7 @@ def section_cubeful(seed: int, trials: int = 1296, truncate: int = 10) -> dict[s
                       (CUBE_POSITION, "X far ahead with gammons")):
         cl = ours(net, pid, trials, truncate, True, seed)
         cf = ours(net, pid, trials, truncate, True, seed, cube=True)
-        print(f"[cubeful] {trials} trials truncated at {truncate}, 0-ply, luck VR on the cubeless numbers: {name} ({pid})")
+        print(f"[cubeful] {trials} trials truncated at {truncate}, 0-ply, luck VR (cubeless, and each cube line charged the luck times its cube): {name} ({pid})")
         print(_row("cubeless (Janowski on the means)", cl))
         print(_row("cube played in every trial", cf))
         for label, (eq, se) in cf["lines"].items():

@@ -27,7 +27,11 @@ Variance reduction, each switchable in ``RolloutSettings``:
   roll, ``luck_candidates``; 0 judges every play); the luck of the roll that came is its value minus
   the probability-weighted average, and the sum of a trial's luck is subtracted
   from its result. The expected luck is exactly zero, so the mean does not move,
-  and the plays themselves are unchanged (a control variate);
+  and the plays themselves are unchanged (a control variate). The 21 rolls' plays
+  come from one fused kernel (``_rollout_kernels.luck_plays``: generated, ranked by
+  pubeval and each distinct afterstate kept once per position), and a ``NumpyNet``
+  values them through a fused forward pass (``luck_evaluator``); optionally a trial
+  whose game is decided stops computing its luck (``luck_decided``, judged before the roll);
 * truncation: after ``truncate`` plies the position is scored by the evaluator,
   and a pure bear-off covered by ``bgnet.bearoff`` is scored exactly.
 
@@ -42,7 +46,9 @@ while its cubeless trial plays on, so the cubeless numbers are exactly those of 
 cubeless rollout; a finished game scores single, gammon or backgammon times the
 cube (Jacoby in money play), in match winning chances at a match score; a truncated
 trial (or one stopped at the bear-off database) scores the cubeful equity of
-``cube_decision`` for its line's cube. Cubeful results carry no luck reduction.
+``cube_decision`` for its line's cube. With luck VR each open line is also charged
+the cubeless equity luck of every roll, times its cube (``_CubeTracks.add_luck``):
+the line's cube is settled before the roll, so this too is an exact control variate.
 
 ``label_positions`` is the training "teacher": many positions rolled out (or
 evaluated at n-ply) at once, written as supervised targets with ``save_targets``.
@@ -60,6 +66,7 @@ import numpy as np
 from numba import njit
 
 from bgnet import _game_kernels as gk
+from bgnet import _rollout_kernels as _rk
 from bgnet.cube import cube_decision
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
@@ -128,6 +135,11 @@ class RolloutSettings:
     luck_margin: float | None = None
     """Of those plays, the net judges only the ones within this many pubeval points of the roll's best (a
     fixed function of the position and roll, so the luck stays an exact control variate; None: all of them)."""
+    luck_decided: float = 0.0
+    """Luck VR skips a trial's later rolls once the value after one of its rolls has all five chances within this
+    of 0 or 1 (a decided game, where the luck is tiny); decided before the roll, so the luck kept stays an exact
+    control variate. 0 (the default: at 0.005 the time saved did not show in ``bench/rollout.py --only vr``, and
+    the standard error grew by about 1%) never skips, nor does ``luck_candidates`` 0."""
     prune: int = 0
     """Checker play: the net judges only the ``prune`` plays pubeval ranks highest (0: every play). Like GNU
     Backgammon's pruning nets, this saves most of the evaluations: at 8, pubeval's top 8 hold the net's own best
@@ -153,6 +165,9 @@ class RolloutSettings:
         if self.luck_margin is not None and (isinstance(self.luck_margin, bool)
                                              or not isinstance(self.luck_margin, (int, float)) or self.luck_margin < 0):
             raise RolloutError(f"luck_margin must be None or a non-negative number, got {self.luck_margin!r}")
+        if (isinstance(self.luck_decided, bool) or not isinstance(self.luck_decided, (int, float))
+                or not 0 <= self.luck_decided < 0.5):
+            raise RolloutError(f"luck_decided must be a number from 0 to 0.5, got {self.luck_decided!r}")
         if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
             raise RolloutError(f"chunk_size must be a positive integer, got {self.chunk_size!r}")
 
@@ -278,7 +293,8 @@ class ChunkResult:
     """(candidates, trials) plies played in each trial."""
     cubeful: np.ndarray | None = None
     """(candidates, lines, trials) each cube line's result for the root side, money points per root cube or
-    match winning chances (NaN past a candidate's lines); None without cube lines."""
+    match winning chances, each less its luck under luck VR (NaN past a candidate's lines); None without cube
+    lines."""
 
 
 def _default_bearoff() -> BearoffFn | None:
@@ -383,6 +399,7 @@ class _CubeTracks:
         self.owner = np.concatenate(owner) if owner else np.zeros(0, np.int8)
         self.done = np.zeros(len(self.row), bool)
         self.value = np.zeros(len(self.row), np.float64)
+        self.luck = np.zeros(len(self.row), np.float64)
         self.doubles = np.zeros(len(self.row), np.int64)
         self._states: dict[tuple[bool, int, int], MatchState] = {}
 
@@ -474,13 +491,34 @@ class _CubeTracks:
                 self.cube[ln] = cube * (4 if d.response == "beaver" else 2)
                 self.owner[ln] = -1 if mine else 1
 
+    def add_luck(self, rows: np.ndarray, equity_luck: np.ndarray) -> None:
+        """Charge the open lines of trial rows ``rows`` with the luck of the roll about to be played.
+
+        ``equity_luck`` (len(rows),) is the root side's cubeless equity luck of each row's
+        roll; a line's share is that times its cube over the root's, in points (money) or
+        turned into match winning chances by ``(w1 - l1) / 2`` (``cube_units``: the slope
+        of the chance in normalised equity). Each line's cube and whether it is open are settled before the roll,
+        so the luck charged to it has mean zero: a control variate for the cubeful results.
+        """
+        lines, where = self.active(rows)
+        if len(lines) == 0:
+            return
+        st = self.state
+        if st.is_money:
+            scale = self.cube[lines] / st.cube_value
+        else:
+            w1, l1 = cube_units(st)
+            scale = 0.5 * (w1 - l1) * self.cube[lines] / st.cube_value
+        self.luck[lines] += scale * equity_luck[where]
+
     def results(self, c: int, n: int, lines_per: Sequence[int]) -> np.ndarray:
-        """Line results as (candidates, max lines, trials), NaN where a candidate has fewer lines."""
+        """Line results less their luck as (candidates, max lines, trials), NaN where a candidate has fewer lines."""
         out = np.full((c, max(lines_per, default=0), n), np.nan)
+        reduced = self.value - self.luck
         k = 0
         for ci, nl in enumerate(lines_per):
             for li in range(nl):
-                out[ci, li] = self.value[k * n:(k + 1) * n]
+                out[ci, li] = reduced[k * n:(k + 1) * n]
                 k += 1
         return out
 
@@ -504,6 +542,7 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
     root_on_roll = np.repeat(np.array([cd.root_on_roll for cd in candidates], bool), n)
     ply = np.zeros(m, np.int64)
     luck = np.zeros((m, 5), np.float64)
+    decided = np.zeros(m, bool)  # luck VR: the trial's game is decided (see RolloutSettings.luck_decided)
     final = np.zeros((m, 5), np.float64)
     done = np.zeros(m, bool)
     truncate = settings.truncate
@@ -568,11 +607,23 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
             sel = ply[live] == p
             outcome[sel] = dice_for(seed, trial[live][sel], int(p), settings.quasi_random)
         if settings.luck_vr:
-            got, mean, free = _roll_values(probs_fn, b, outcome, root_mover, settings.luck_candidates, settings.prune,
-                                           util, opp_util,
-                                           math.inf if settings.luck_margin is None else settings.luck_margin)
-            diff = got - mean
-            luck[live] += np.where(root_mover[:, None], diff, diff @ _FLIP_LINEAR)
+            # Skipping the luck of a trial is decided before its roll (from the previous roll's value), so the
+            # luck that is kept still has mean zero.
+            use = ~decided[live] if settings.luck_candidates > 0 else np.ones(k, bool)
+            rows = np.flatnonzero(use)
+            free = None
+            if len(rows):
+                got, mean, free = _roll_values(probs_fn, b[rows], outcome[rows], root_mover[rows],
+                                               settings.luck_candidates, settings.prune, util, opp_util,
+                                               math.inf if settings.luck_margin is None else settings.luck_margin)
+                diff = got - mean
+                root_diff = np.where(root_mover[rows, None], diff, diff @ _FLIP_LINEAR)
+                luck[live[rows]] += root_diff
+                if cube is not None:
+                    cube.add_luck(live[rows], root_diff @ np.asarray(util.weights, np.float64))
+                if settings.luck_decided > 0 and settings.luck_candidates > 0:
+                    eps = settings.luck_decided
+                    decided[live[rows]] = ((got <= eps) | (got >= 1.0 - eps)).all(axis=1)
             nxt = free if settings.ply == 0 and free is not None else \
                 _play(probs_fn, b, _DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         else:
@@ -612,6 +663,22 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
     boards, root_mover = np.ascontiguousarray(boards[first]), root_mover[first]
     k = len(boards)
     nr = len(ROLLS)
+    r_actual = _ROLL_OF36[outcome]
+    if top > 0:  # the fused path: each roll's plays ranked as they are made, each distinct afterstate valued once
+        global _PUB_TABLES
+        if _PUB_TABLES is None:
+            _PUB_TABLES = _pubeval_tables()
+        from bgnet.pubeval import WIN_SCORE
+
+        cand, slot, owner = _rk.luck_plays(boards, _ROLL_DICE, int(top), float(margin), _PUB_TABLES[0],
+                                           _PUB_TABLES[1], WIN_SCORE)
+        mover = flip_probs(_net(luck_evaluator(probs_fn), cand))
+        vals = _values(mover, root_mover[owner], util, opp_util)
+        per_slot = np.where(slot >= 0, vals[np.maximum(slot, 0)], -np.inf)
+        pick = np.take_along_axis(slot, per_slot.argmax(axis=2)[:, :, None], axis=2)[:, :, 0]
+        best_mover = mover[pick]
+        mean = np.einsum("nrk,r->nk", best_mover, _ROLL_WEIGHTS)
+        return best_mover[inverse, r_actual], mean[inverse], None
     rolled = np.repeat(boards, nr, axis=0)
     after, _s, _n, offsets = generate_plays(rolled, np.tile(_ROLL_DICE, (k, 1)))
     after, offsets = _pruned(after, offsets, prune if top == 0 else top, margin if top > 0 else math.inf)
@@ -619,10 +686,56 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
     cand_probs = _net(probs_fn, cand)
     best = _choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
     best_mover = flip_probs(cand_probs[best]).reshape(k, nr, 5)
-    r_actual = _ROLL_OF36[outcome]
     free = cand[best.reshape(k, nr)[inverse, r_actual]] if top == 0 else None
     mean = np.einsum("nrk,r->nk", best_mover, _ROLL_WEIGHTS)
     return best_mover[inverse, r_actual], mean[inverse], free
+
+
+_LUCK_EVALUATORS: dict[int, tuple[Any, ProbsFn]] = {}
+
+
+def luck_evaluator(probs_fn: ProbsFn) -> ProbsFn:
+    """The evaluator that values the luck of the rolls: ``probs_fn`` itself, or when it is a ``NumpyNet`` (bare, or
+    behind the bear-off database) the same net through the fused kernel ``_rollout_kernels.net_probs``.
+
+    The luck only has to be one fixed function of the position and the roll to be
+    an exact control variate, so the fused pass (the same net and features, the float32
+    sums in another order: chances within about 1e-6 of the net's) does not move the
+    mean; the checker play itself always uses ``probs_fn``. The fused net is checked
+    against the net on a few boards before it is used (else ``probs_fn`` is kept).
+    """
+    outer = _owner(probs_fn)  # ``rollout`` passes ``evaluator.probs_of_boards``, a new bound method each time
+    hit = _LUCK_EVALUATORS.get(id(outer))
+    if hit is not None and hit[0] is outer:
+        return hit[1]
+    from bgnet.bearoff import DatabaseEvaluator
+    from bgnet.fastnet import NumpyNet
+
+    with_db = isinstance(outer, DatabaseEvaluator)
+    net = _owner(outer.inner) if with_db else outer
+    fast: ProbsFn = probs_fn
+    if isinstance(net, NumpyNet) and net.activation in ("relu", "tanh", "sigmoid"):
+        fused = _rk.FusedNet(net)
+        if fused.agrees(_check_boards()):
+            fast = DatabaseEvaluator(fused).probs_of_boards if with_db else fused.probs_of_boards
+    if len(_LUCK_EVALUATORS) > 16:
+        _LUCK_EVALUATORS.clear()
+    _LUCK_EVALUATORS[id(outer)] = (outer, fast)
+    return fast
+
+
+def _owner(fn: Any) -> Any:
+    """The object behind a bound ``probs_of_boards`` method, else ``fn`` itself."""
+    return getattr(fn, "__self__", fn) if getattr(fn, "__name__", None) == "probs_of_boards" else fn
+
+
+def _check_boards() -> np.ndarray:
+    """About 1,500 boards for the fused net's check: the opening's plays of every roll, and some of their plays."""
+    start = np.array(Position.parse("4HPwATDgc/ABMA").board, np.int8)[None, :]
+    after, _s, _n, _o = generate_plays(np.repeat(start, len(ROLLS), axis=0), _ROLL_DICE)
+    second = swap_sides_batch(after)[::29]
+    after2, _s, _n, _o = generate_plays(np.repeat(second, 3, axis=0), np.tile(_ROLL_DICE[::7], (len(second), 1)))
+    return np.concatenate([swap_sides_batch(after), swap_sides_batch(after2)])
 
 
 def _pruned(after: np.ndarray, offsets: np.ndarray, keep: int, margin: float = math.inf
@@ -884,7 +997,7 @@ class RolloutResult:
         lines.append(play)
         if cubeful_trials:
             lines.append("Cube: played in every trial by bgnet.cube on the net's 0-ply chances before each roll"
-                         + ("; no variance reduction of the cubeful results" if s.luck_vr else ""))
+                         + ("; cubeful results less each roll's luck times the cube" if s.luck_vr else ""))
         if self.cube is not None:
             lines.append(f"Proper cube action: {self.cube['proper_cube_action']}"
                          + (f" (Janowski on the rolled-out chances: {self.cube['janowski_action']})"

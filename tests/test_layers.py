@@ -24,7 +24,7 @@ LAYERS: dict[str, list[str]] = {
     ],
     "cube and match logic": ["match", "met", "search", "cube", "game"],
     "coach": [
-        "scorers", "selfplay", "td", "learner", "duel_stats", "duel", "backends", "rollout",
+        "scorers", "selfplay", "td", "learner", "duel_stats", "duel", "backends", "_rollout_kernels", "rollout",
         "trainer", "trainer.config", "trainer.inference", "trainer.distributed", "trainer.selfplay", "trainer.export",
     ],
     "front ends": [

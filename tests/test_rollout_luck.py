@@ -1,0 +1,161 @@
+"""The luck variance reduction's fast path: the fused 21-roll play kernel, the fused net, skipping decided games."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bgnet import _rollout_kernels as rk
+from bgnet.fastnet import NumpyNet
+from bgnet.movegen import generate_plays, swap_sides_batch
+from bgnet.position import Position
+from bgnet.pubeval import WIN_SCORE
+from bgnet.rollout import (
+    _DICE36, _PUB_TABLES, _ROLL_DICE, RolloutError, RolloutSettings, _pubeval_tables, _pubeval_top, luck_evaluator,
+    position_candidate, rollout_chunk,
+)
+
+MIDGAME = Position.from_position_id("4HPwASik5+ABMA")
+
+
+@pytest.fixture(scope="module")
+def agent():
+    from bgnet.agents import load_agent
+
+    return load_agent("default", ply=0)
+
+
+@pytest.fixture(scope="module")
+def boards() -> np.ndarray:
+    """Varied positions: random games from the opening and the middle game, every side on roll, a few plies deep
+    (contact, races, hits and men on the bar, bear-offs)."""
+    rng = np.random.default_rng(5)
+    out = []
+    for start in (Position.start(), MIDGAME):
+        for _game in range(12):
+            b = np.array(start.board, np.int8)
+            for _ply in range(60):
+                out.append(b.copy())
+                after, _s, _n, off = generate_plays(b[None, :], _DICE36[rng.integers(36)][None, :])
+                b = swap_sides_batch(after[rng.integers(off[1])][None, :])[0]
+                if (b > 0).sum() == 0 or (b < 0).sum() == 0 or np.abs(b[1:25]).sum() == 0:
+                    break
+    return np.unique(np.array(out, np.int8), axis=0)
+
+
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    return _PUB_TABLES if _PUB_TABLES is not None else _pubeval_tables()
+
+
+@pytest.mark.parametrize("k,margin", [(1, np.inf), (2, np.inf), (3, np.inf), (2, 1.0), (4, 0.5)])
+def test_luck_plays_are_the_move_generators_plays_ranked_by_pubeval(boards, k: int, margin: float) -> None:
+    tables, extra = _tables()
+    cand, slot, owner = rk.luck_plays(boards, _ROLL_DICE, k, margin, tables, extra, WIN_SCORE)
+    n, nr = len(boards), len(_ROLL_DICE)
+    after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(_ROLL_DICE, (n, 1)))
+    idx, new_off = _pubeval_top(after, off, k, margin)
+    flat = slot.reshape(n * nr, k)
+    kept = (flat >= 0).sum(axis=1)
+    assert np.array_equal(kept, np.diff(new_off))  # the same number of plays per roll ...
+    assert np.array_equal(cand[flat[flat >= 0]], swap_sides_batch(after[idx]))  # ... the same plays, same order
+    assert ((flat >= 0)[:, 1:] <= (flat >= 0)[:, :-1]).all()  # kept slots first
+    # Each position's afterstates are stored once, and each row belongs to the position whose rolls made it.
+    assert np.array_equal(owner, np.sort(owner))
+    rows = np.concatenate([cand, owner[:, None].astype(np.int64).view(np.int8)], axis=1)
+    assert len(np.unique(rows, axis=0)) == len(cand)
+    per_row_owner = np.repeat(np.arange(n), nr * k).reshape(n, nr, k)
+    assert np.array_equal(owner[slot[slot >= 0]], per_row_owner[slot >= 0])
+    assert len(cand) < (flat >= 0).sum()  # some afterstates are reached by two rolls (e.g. 4-1 and 3-2)
+
+
+def test_fused_net_gives_the_nets_chances(agent, boards) -> None:
+    fused = rk.FusedNet(agent.net)
+    got, ref = fused.probs_of_boards(boards), agent.net.probs_of_boards(boards)
+    assert got.dtype == np.float32 and got.shape == (len(boards), 5)
+    assert np.abs(got - ref).max() < 1e-5
+    assert fused.probs_of_boards(boards[:0]).shape == (0, 5)
+    # Other shapes, activations and feature versions: one hidden layer, v1 features, tanh / sigmoid.
+    rng = np.random.default_rng(2)
+    for act, version, sizes in (("tanh", 1, (214, 40, 5)), ("sigmoid", 2, (246, 24, 16, 5)), ("relu", 1, (214, 5))):
+        layers = [(rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.3, o).astype(np.float32))
+                  for i, o in zip(sizes[:-1], sizes[1:])]
+        net = NumpyNet(layers, act, version)
+        assert np.abs(rk.FusedNet(net).probs_of_boards(boards) - net.probs_of_boards(boards)).max() < 1e-5, act
+
+
+def test_luck_evaluator_uses_the_fused_net_only_for_a_known_net(agent, boards) -> None:
+    db = agent.probs_fn  # the net behind the bear-off database
+    for fn in (db, db.probs_of_boards, agent.net.probs_of_boards):
+        fast = luck_evaluator(fn)
+        assert fast is not fn
+        assert np.abs(np.asarray(fast(boards)) - np.asarray(fn(boards))).max() < 1e-5
+        assert luck_evaluator(fn) is fast  # made once per evaluator
+    other = lambda b: db(b)  # noqa: E731 - an evaluator it does not know: kept as it is
+    assert luck_evaluator(other) is other
+
+
+def test_fused_luck_is_the_nets_luck_and_leaves_the_plays_alone(agent) -> None:
+    st = RolloutSettings(trials=108, truncate=6, bearoff=False, luck_decided=0.0)
+    cands = [position_candidate(MIDGAME)]
+    fast = rollout_chunk(agent.probs_fn, cands, 0, 108, st, 4)
+    slow = rollout_chunk(lambda b: agent.probs_fn(b), cands, 0, 108, st, 4)  # the net through numpy, luck unfused
+    plain = rollout_chunk(agent.probs_fn, cands, 0, 108, RolloutSettings(trials=108, truncate=6, bearoff=False,
+                                                                         luck_vr=False), 4)
+    assert np.array_equal(fast.raw, plain.raw) and np.array_equal(fast.plies, plain.plies)  # same games
+    luck_fast, luck_slow = fast.raw - fast.values, slow.raw - slow.values
+    assert np.abs(luck_fast).max() > 0.05
+    assert np.abs(luck_fast - luck_slow).max() < 1e-4
+
+
+def test_luck_has_mean_zero_with_decided_games_skipped(agent) -> None:
+    # The luck subtracted from each trial (skipping decided games, judged before each roll) averages to zero
+    # within its standard error, and skipping only ever removes luck terms: where the luck of a trial differs
+    # from the unskipped one, the difference is small (those games are decided).
+    # X (on roll) has a closed board and three checkers on his 8-point; O has three on the bar: many games
+    # are soon decided.
+    st = RolloutSettings(trials=432, truncate=16, bearoff=False, luck_decided=0.02)
+    cands = [position_candidate(Position.from_position_id("eO8BAHDbtjkAAA"))]
+    ch = rollout_chunk(agent.probs_fn, cands, 0, 432, st, 8)
+    luck = (ch.raw - ch.values)[0]
+    mean, se = luck.mean(axis=0), luck.std(axis=0, ddof=1) / np.sqrt(len(luck))
+    assert (np.abs(mean) < 4.0 * se + 1e-9).all(), (mean, se)
+    full = rollout_chunk(agent.probs_fn, cands, 0, 432, RolloutSettings(trials=432, truncate=16, bearoff=False,
+                                                                        luck_decided=0.0), 8)
+    assert np.array_equal(full.raw, ch.raw)
+    moved = np.abs((full.raw - full.values)[0] - luck).max(axis=1)
+    assert (moved > 0).mean() > 0.1 and np.quantile(moved, 0.9) < 0.05, (moved > 0).mean()
+
+
+def test_luck_decided_is_checked() -> None:
+    for bad in (-0.1, 0.5, True, "0.1"):
+        with pytest.raises(RolloutError):
+            RolloutSettings(luck_decided=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("state_args", [dict(match_length=1), dict(match_length=5, score_me=4, crawford=True)])
+def test_with_a_dead_cube_the_cubeful_luck_is_the_cubeless_luck(agent, state_args) -> None:
+    # Nobody can double, so each trial's cubeful result is its cubeless one in match winning chances; the luck
+    # charged to the cube line must then be exactly the cubeless luck, in the same units.
+    from bgnet.match import MatchState
+    from bgnet.rollout import rollout
+
+    kw = dict(trials=72, truncate=5, seed=4, bearoff_fn=None, state=MatchState(**state_args))
+    res = rollout(agent.probs_fn, MIDGAME, "42", plays=["8/4 6/4", "24/20 13/11"], cubeful=True, **kw)
+    for c in res.candidates:
+        assert c.cubeful_equity == pytest.approx(c.equity, abs=1e-9)
+        assert c.cubeful_stderr == pytest.approx(c.equity_stderr, abs=1e-9)
+
+
+def test_luck_lowers_the_cubeful_standard_errors_without_moving_the_means(agent) -> None:
+    from bgnet.rollout import rollout
+
+    kw = dict(trials=432, truncate=6, seed=2, bearoff_fn=None, bearoff=False)
+    vr = rollout(agent.probs_fn, MIDGAME, luck_vr=True, **kw)
+    plain = rollout(agent.probs_fn, MIDGAME, luck_vr=False, **kw)
+    assert [c.label for c in vr.candidates] == ["No double", "Double, take"]
+    for a, b in zip(vr.candidates, plain.candidates):
+        assert a.cubeful_equity is not None and b.cubeful_equity is not None
+        assert a.cubeful_stderr is not None and b.cubeful_stderr is not None
+        assert a.cubeful_stderr < 0.5 * b.cubeful_stderr
+        # The same trials: the means differ by the mean luck charged, which is of the order of the plain stderr.
+        assert abs(a.cubeful_equity - b.cubeful_equity) < 4.0 * b.cubeful_stderr
