@@ -37,7 +37,7 @@ ACT_RELU, ACT_TANH, ACT_SIGMOID = 0, 1, 2
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pubeval_row(row, tables, extra, win_score):  # type: ignore[no-untyped-def]
+def pubeval_row(row, tables, extra, win_score):  # type: ignore[no-untyped-def]
     """Pubeval's score of one afterstate (mover's view), from ``bgnet.rollout._pubeval_tables``."""
     in_play, is_race = race_scan(row)
     if in_play == 0:
@@ -93,7 +93,7 @@ def luck_plays(boards, rolls, k, margin, tables, extra, win_score):  # type: ign
                           b, steps)
             c = 0
             for j in range(cnt):  # insertion into the sorted (best first) window of the best k
-                sj = _pubeval_row(out_b[j], tables, extra, win_score)
+                sj = pubeval_row(out_b[j], tables, extra, win_score)
                 scores[j] = sj
                 if c < k:
                     q = c

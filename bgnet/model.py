@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -304,3 +304,40 @@ def widen(net: BgNet, feature_version: int) -> BgNet:
     state[first] = w
     wide.load_state_dict(state)
     return wide.eval()
+
+
+def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float = 1e-4) -> BgNet:
+    """A copy of ``net`` with wider hidden layers that computes (almost) the same function (Net2Net).
+
+    Each new unit copies a randomly chosen unit of its layer (incoming weights and
+    bias, plus ``noise`` times their scale so that copies can drift apart), and the
+    next layer's weights of a unit and its copies are divided by their count, so
+    that for ReLU (and any activation) the outputs stay those of ``net`` up to the noise.
+    """
+    old = list(net.config.hidden)
+    new = [int(h) for h in hidden]
+    if len(new) != len(old) or any(n < o for n, o in zip(new, old)):
+        raise ValueError(f"hidden {new} must have {len(old)} layers, each at least as wide as {old}")
+    gen = torch.Generator().manual_seed(seed)
+    config = ModelConfig(hidden=tuple(new), activation=net.config.activation, num_features=net.config.num_features,
+                         feature_version=net.config.feature_version)
+    wide = BgNet(config)
+    linears_old = [m for m in net.body if isinstance(m, nn.Linear)] + [net.head]
+    linears_new = [m for m in wide.body if isinstance(m, nn.Linear)] + [wide.head]
+    incoming = torch.arange(net.config.num_features)  # which old input each new input of the layer copies
+    counts = torch.ones(net.config.num_features)
+    with torch.no_grad():
+        for i, (lo, ln) in enumerate(zip(linears_old, linears_new)):
+            w = lo.weight[:, incoming] / counts[None, :]  # inputs that are copies share their unit's weight
+            if i < len(old):
+                pick = torch.cat([torch.arange(old[i]), torch.randint(0, old[i], (new[i] - old[i],), generator=gen)])
+                scale = w.abs().mean() if w.numel() else torch.tensor(0.0)
+                w_new = w[pick] + noise * scale * torch.randn(len(pick), w.shape[1], generator=gen)
+                ln.weight.copy_(w_new)
+                ln.bias.copy_(lo.bias[pick])
+                incoming, counts = pick, torch.bincount(pick, minlength=old[i]).float()[pick]
+            else:
+                ln.weight.copy_(w)
+                ln.bias.copy_(lo.bias)
+    return wide.eval()
+

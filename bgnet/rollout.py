@@ -74,7 +74,6 @@ from bgnet.movegen import generate_plays, parse_dice, swap_sides_batch
 from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
-from bgnet.pubeval import race_scan
 from bgnet.search import (
     DEFAULT_FILTERS, ROLLS, MoveFilter, Utility, evaluate_boards, rank_moves, utility_for,
 )
@@ -787,18 +786,7 @@ def _pubeval_top_kernel(after, offsets, k, margin, tables, extra, win_score):  #
     n = offsets.shape[0] - 1
     scores = np.empty(after.shape[0], np.float64)
     for i in range(after.shape[0]):
-        row = after[i]
-        in_play, is_race = race_scan(row)
-        if in_play == 0:
-            scores[i] = win_score
-            continue
-        v = 0 if is_race else 1
-        s = 0.0
-        for block in range(24):
-            s += tables[v, block, row[24 - block] + 15]
-        s += extra[v, 0] * (-row[0]) / 2.0
-        s += extra[v, 1] * (15 - in_play) / 15.0
-        scores[i] = s
+        scores[i] = _rk.pubeval_row(after[i], tables, extra, win_score)
     out = np.empty(n * k, np.int64)
     new_offsets = np.empty(n + 1, np.int64)
     top = np.empty(k, np.int64)

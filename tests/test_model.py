@@ -105,3 +105,25 @@ def test_missing_and_mismatched_checkpoints(tmp_path):
     torch.save({"something": 1}, path)
     with pytest.raises(CheckpointError, match="not a bgnet checkpoint"):
         load_net(path)
+
+
+def test_widening_the_hidden_layers_keeps_the_function():
+    """Net2Net: new units copy old ones and the next layer shares their weight, so the outputs barely move."""
+    import numpy as np
+    import pytest
+
+    from bgnet.model import BgNet, ModelConfig, widen_hidden
+
+    torch.manual_seed(2)
+    net = BgNet(ModelConfig.for_features([16, 8], "relu", 2)).eval()
+    wide = widen_hidden(net, [40, 20], seed=1)
+    assert wide.config.hidden == (40, 20) and wide.config.feature_version == 2
+    x = torch.rand(200, net.config.num_features)
+    with torch.no_grad():
+        a, b = net(x).numpy(), wide(x).numpy()
+    assert np.abs(a - b).max() < 1e-3
+    with torch.no_grad():
+        exact = widen_hidden(net, [40, 20], noise=0.0)(x).numpy()
+    assert np.allclose(exact, a, atol=1e-5)
+    with pytest.raises(ValueError):
+        widen_hidden(net, [8, 8])

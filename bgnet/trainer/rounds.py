@@ -194,6 +194,19 @@ def _save_npz(path: Path, **arrays: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
+def _round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
+                  positions: Callable[[], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Round ``r``'s (boards, targets): read from its labels file, or collected, labelled and saved first."""
+    labels_path = out_dir / f"labels_{r:03d}.npz"
+    if labels_path.is_file():
+        with np.load(labels_path, allow_pickle=False) as data:
+            return data["boards"], data["targets"]
+    boards = positions()
+    targets = label_positions(fn, boards, cfg.label, round_seed(cfg.seed, r, 1), cfg.rollout_trials)
+    _save_npz(labels_path, boards=boards, targets=targets)
+    return boards, targets
+
+
 def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
                log: Callable[[str], None] = print) -> State:
     """Run (or continue) the rounds in folder ``out`` from checkpoint ``init``; the final state."""
@@ -229,15 +242,9 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
     for r in range(len(state.done) + 1, cfg.rounds + 1):
         net = net_from_checkpoint(read_checkpoint(current_path), "the current net")
         fn = probs_fn_of(net)
-        labels_path = out_dir / f"labels_{r:03d}.npz"
         t0 = time.perf_counter()
-        if labels_path.is_file():
-            with np.load(labels_path, allow_pickle=False) as data:
-                boards, targets = data["boards"], data["targets"]
-        else:
-            boards = collect_positions(fn, cfg.positions, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration)
-            targets = label_positions(fn, boards, cfg.label, round_seed(cfg.seed, r, 1), cfg.rollout_trials)
-            _save_npz(labels_path, boards=boards, targets=targets)
+        boards, targets = _round_labels(out_dir, r, cfg, fn, lambda: collect_positions(
+            fn, cfg.positions, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration))
         t1 = time.perf_counter()
         cand, mse = fit_copy(net, boards, targets, cfg, round_seed(cfg.seed, r, 2))
         t2 = time.perf_counter()
@@ -263,17 +270,10 @@ def _run_kind_rounds(out_dir: Path, cfg: RoundsConfig, state: State, init: str, 
     current_path = out_dir / "current.pt"
     for r in range(len(state.done) + 1, cfg.rounds + 1):
         netset = netset_from_checkpoint(read_checkpoint(current_path), "the current nets")
-        labels_path = out_dir / f"labels_{r:03d}.npz"
         t0 = time.perf_counter()
-        if labels_path.is_file():
-            with np.load(labels_path, allow_pickle=False) as data:
-                boards, targets = data["boards"], data["targets"]
-        else:
-            boards = collect_kind_positions(netset.probs_of_boards, cfg.positions, round_seed(cfg.seed, r, 0), cfg.kind,
-                                            cfg.batch_games, cfg.exploration)
-            targets = label_positions(netset.probs_of_boards, boards, cfg.label, round_seed(cfg.seed, r, 1),
-                                      cfg.rollout_trials)
-            _save_npz(labels_path, boards=boards, targets=targets)
+        boards, targets = _round_labels(out_dir, r, cfg, netset.probs_of_boards, lambda: collect_kind_positions(
+            netset.probs_of_boards, cfg.positions, round_seed(cfg.seed, r, 0), cfg.kind, cfg.batch_games,
+            cfg.exploration))
         t1 = time.perf_counter()
         fitted, mse = fit_copy(netset.net_for(cfg.kind), boards, targets, cfg, round_seed(cfg.seed, r, 2))
         cand = NetSet({**netset.nets, cfg.kind: fitted}, netset.bearoff)
@@ -301,16 +301,21 @@ def widen_main(argv: list[str]) -> int:
     ap.add_argument("src")
     ap.add_argument("dst")
     ap.add_argument("--feature-version", type=int, default=2)
+    ap.add_argument("--hidden", type=int, nargs="+", help="also widen the hidden layers to these widths (Net2Net)")
+    ap.add_argument("--seed", type=int, default=0, help="which units the new hidden units copy")
     args = ap.parse_args(argv)
-    from bgnet.model import widen
+    from bgnet.model import widen, widen_hidden
 
     try:
         net = widen(net_from_checkpoint(read_checkpoint(args.src), f"checkpoint {args.src!r}"), args.feature_version)
+        if args.hidden:
+            net = widen_hidden(net, args.hidden, seed=args.seed)
     except (ValueError, CheckpointError) as exc:
         print(f"bgnet.trainer.rounds widen: error: {exc}", file=sys.stderr)
         return 2
     save_checkpoint(args.dst, net, widened_from=str(args.src))
-    print(f"{args.dst}: {args.src} on features version {args.feature_version} ({net.config.num_features} inputs)")
+    print(f"{args.dst}: {args.src} on features version {args.feature_version} ({net.config.num_features} inputs), "
+          f"hidden {list(net.config.hidden)}")
     return 0
 
 
