@@ -19,8 +19,9 @@ cache, or says it cannot run and exits 0.
     python bench/cube_agreement.py --refresh --per-context 45 --seed 11   # rebuild the cache with gnubg
     python bench/cube_agreement.py --bearoff 8000 --seed 8   # the bear-off efficiency against the exact database
 
-"lookahead" figures value no double one exchange ahead (``bgnet.cube.lookahead_decision``)
-with the shipped net's 0-ply leaves; ``--no-lookahead`` skips them.
+"lookahead" figures value no double and double/take one exchange ahead
+(``bgnet.cube.lookahead_decision``) with the shipped net's 0-ply leaves, ``--no-lookahead``
+skips them; ``--gnubg-leaves`` adds the same on gnubg-nn's leaves (gnubg's chances all through).
 """
 
 from __future__ import annotations
@@ -311,52 +312,53 @@ def model_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     return d.action.startswith("double"), d.response
 
 
-_LEAVES: dict[tuple[str, str], Any] = {}
+_EVALUATORS: dict[str, Any] = {}
+_LEAVES: dict[tuple[str, str, str], Any] = {}
 
 
-def _leaves(rec: dict[str, Any]) -> Any:
-    """The shipped net's chances one exchange ahead of a record's position (cached per position and context)."""
-    from bgnet.agents import DEFAULT_CHECKPOINT
+def _evaluator(source: str) -> Any:
+    """The 0-ply chances that value the leaves: "net" the shipped net, "gnubg" GNU Backgammon's (gnubg-nn)."""
+    if source not in _EVALUATORS:
+        from bgnet.agents import DEFAULT_CHECKPOINT, GnubgAgent
+        from bgnet.fastnet import load_numpy_net
+
+        _EVALUATORS[source] = (load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards if source == "net"
+                               else GnubgAgent(0).probs_fn)
+    return _EVALUATORS[source]
+
+
+def _leaves(rec: dict[str, Any], source: str = "net") -> Any:
+    """``source``'s chances one exchange ahead of a record's position (cached per position, context and source)."""
     from bgnet.cube import exchange_leaves
-    from bgnet.fastnet import load_numpy_net
     from bgnet.position import Position
 
-    key = (rec["position_id"], rec["context"])
+    key = (rec["position_id"], rec["context"], source)
     if key not in _LEAVES:
-        if "net" not in _LEAVES:
-            _LEAVES["net"] = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards  # type: ignore[index]
-        _LEAVES[key] = exchange_leaves(_LEAVES["net"], Position.from_position_id(rec["position_id"]),  # type: ignore[index]
+        _LEAVES[key] = exchange_leaves(_evaluator(source), Position.from_position_id(rec["position_id"]),
                                        CONTEXT_BY_NAME[rec["context"]].state())
     return _LEAVES[key]
 
 
-def lookahead_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
-    """gnubg's 2-ply probabilities with "no double" valued one exchange ahead by the shipped net (its 0-ply leaves)."""
+def _lookahead(rec: dict[str, Any], probs: Any, source: str) -> tuple[bool, str | None]:
+    """``lookahead_decision`` from ``probs`` with ``source``'s leaves: (doubles, response)."""
     from bgnet.cube import lookahead_decision
     from bgnet.position import Position
+    from bgnet.search import ROLLS
 
-    leaves, weights = _leaves(rec)
-    d = lookahead_decision(rec["probs"], CONTEXT_BY_NAME[rec["context"]].state(),
-                           Position.from_position_id(rec["position_id"]), leaves, weights, replies=21)
+    leaves, weights = _leaves(rec, source)
+    d = lookahead_decision(probs, CONTEXT_BY_NAME[rec["context"]].state(),
+                           Position.from_position_id(rec["position_id"]), leaves, weights, replies=len(ROLLS))
     return d.action.startswith("double"), d.response
+
+
+def lookahead_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
+    """gnubg's 2-ply probabilities with the cube valued one exchange ahead by the shipped net (its 0-ply leaves)."""
+    return _lookahead(rec, rec["probs"], "net")
 
 
 def gnubg_leaves_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     """The look-ahead on gnubg's own chances all through: its 2-ply probabilities and its 0-ply leaves (gnubg-nn)."""
-    from bgnet.agents import GnubgAgent
-    from bgnet.cube import exchange_leaves, lookahead_decision
-    from bgnet.position import Position
-
-    key = (rec["position_id"], rec["context"], "gnubg")
-    if key not in _LEAVES:
-        if "gnubg" not in _LEAVES:
-            _LEAVES["gnubg"] = GnubgAgent(0).probs_fn  # type: ignore[index]
-        _LEAVES[key] = exchange_leaves(_LEAVES["gnubg"], Position.from_position_id(rec["position_id"]),  # type: ignore[index]
-                                       CONTEXT_BY_NAME[rec["context"]].state())
-    leaves, weights = _LEAVES[key]
-    d = lookahead_decision(rec["probs"], CONTEXT_BY_NAME[rec["context"]].state(),
-                           Position.from_position_id(rec["position_id"]), leaves, weights, replies=21)
-    return d.action.startswith("double"), d.response
+    return _lookahead(rec, rec["probs"], "gnubg")
 
 
 def two_ply_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
@@ -376,14 +378,8 @@ def searched_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     """The whole pipeline at 2 plies: the shipped net's leaves one exchange ahead (``bgnet.cube.searched_decision``)."""
     import numpy as np
 
-    from bgnet.cube import lookahead_decision
-    from bgnet.position import Position
-
     leaves, weights = _leaves(rec)
-    mean = np.clip(weights @ leaves / weights.sum(), 0.0, 1.0)
-    d = lookahead_decision(mean, CONTEXT_BY_NAME[rec["context"]].state(),
-                           Position.from_position_id(rec["position_id"]), leaves, weights, replies=21)
-    return d.action.startswith("double"), d.response
+    return _lookahead(rec, np.clip(weights @ leaves / weights.sum(), 0.0, 1.0), "net")
 
 
 def pipeline_decider(ply: int = 1) -> Decider:
@@ -465,6 +461,17 @@ def _print(title: str, figures: dict[str, Any]) -> None:
               f"{f['memg_lost_per_decision']:>8.2f}{f['double_disagreements']:>11}{f['near_ties']:>10}")
 
 
+TITLES = (
+    ("model_lookahead", "lookahead_decision: gnubg's 2-ply probabilities, the cube valued one exchange ahead by the shipped net:"),
+    ("model_lookahead_gnubg_leaves",
+     "lookahead_decision on gnubg's chances all through (its 2-ply probabilities, gnubg-nn's 0-ply leaves):"),
+    ("pipeline_1ply", "whole pipeline (shipped net at 1-ply, then cube_decision) vs gnubg 2-ply cubeful:"),
+    ("pipeline_2ply", "whole pipeline at 2 plies without the look-ahead (net's 2-ply chances, then cube_decision):"),
+    ("pipeline_2ply_lookahead", "whole pipeline at 2 plies (bgnet.cube.searched_decision, shipped net) vs gnubg 2-ply cubeful:"),
+)
+"""The printed figure groups after the model's, in order, by their key in the JSON output."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build or read the gnubg cache, then print the agreement figures."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -507,7 +514,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_lookahead:
         out["model_lookahead"] = score(records, lookahead_decider)
     if args.gnubg_leaves:
-        out["model_lookahead_gnubg_leaves"] = score(records, gnubg_leaves_decider)
+        try:
+            import gnubg_nn  # noqa: F401
+        except ImportError:
+            print("gnubg-nn is not installed (pip install 'bgnet[ref]'): no figures on gnubg's leaves.", file=sys.stderr)
+        else:
+            out["model_lookahead_gnubg_leaves"] = score(records, gnubg_leaves_decider)
     if args.pipeline:
         out["pipeline_1ply"] = score(records, pipeline_decider(1))
         if not args.no_lookahead:
@@ -518,21 +530,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         _print(f"cube_decision on gnubg's 2-ply probabilities vs gnubg 2-ply cubeful ({len(records)} positions, "
                f"seed {meta['seed']}):", out["model"])
-        if "model_lookahead" in out:
-            _print("lookahead_decision: gnubg's 2-ply probabilities, no double valued one exchange ahead by the shipped net:",
-                   out["model_lookahead"])
-        if "model_lookahead_gnubg_leaves" in out:
-            _print("lookahead_decision on gnubg's chances all through (its 2-ply probabilities, gnubg-nn's 0-ply leaves):",
-                   out["model_lookahead_gnubg_leaves"])
-        if args.pipeline:
-            _print("whole pipeline (shipped net at 1-ply, then cube_decision) vs gnubg 2-ply cubeful:",
-                   out["pipeline_1ply"])
-        if "pipeline_2ply" in out:
-            _print("whole pipeline at 2 plies without the look-ahead (net's 2-ply chances, then cube_decision):",
-                   out["pipeline_2ply"])
-        if "pipeline_2ply_lookahead" in out:
-            _print("whole pipeline at 2 plies (bgnet.cube.searched_decision, shipped net) vs gnubg 2-ply cubeful:",
-                   out["pipeline_2ply_lookahead"])
+        for key, title in TITLES:
+            if key in out:
+                _print(title, out[key])
     return 0
 
 

@@ -104,20 +104,14 @@ def build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agent(spec: str, ply: int) -> Any:
-    """An agent by name or checkpoint path."""
-    from bgnet import load_agent
-
-    return load_agent(spec, ply=ply)
-
-
 def score(args: argparse.Namespace) -> int:
     """Mean move-choice error of an agent over the file's positions, by kind."""
+    from bgnet import load_agent
     from bgnet.movegen import legal_moves
     from bgnet.position import Position
 
     data = json.loads(args.data.read_text())
-    agent = _agent(args.agent, args.ply)
+    agent = load_agent(args.agent, ply=args.ply)
     per_kind: dict[str, list[float]] = {k: [] for k in KIND_NAMES}
     outside = 0
     t0 = time.perf_counter()
@@ -171,7 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--data", type=Path, default=DATA)
     s.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    return build(args) if args.command == "build" else score(args)
+    from bgnet.errors import BgnetError
+
+    try:
+        return build(args) if args.command == "build" else score(args)
+    except (BgnetError, OSError, json.JSONDecodeError) as exc:  # a bad agent, settings or data file: one sentence
+        print(f"movechoice: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

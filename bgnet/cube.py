@@ -380,6 +380,30 @@ def _take_point(ladder: Ladder, theirs: bool, x: float, cash: float) -> float:
 
 # -- the decision ------------------------------------------------------------------------
 
+def normalised_equity(mwc: float, won: float, lost: float) -> float:
+    """gnubg's normalised match equity of an MWC, between losing (-1) and winning (+1) a single game."""
+    return 2.0 * (mwc - lost) / (won - lost) - 1.0 if won > lost else 0.0
+
+
+def mwc_from_equity(equity: float, won: float, lost: float) -> float:
+    """The MWC behind a normalised match equity (the inverse of ``normalised_equity``)."""
+    return lost + 0.5 * (equity + 1.0) * (won - lost)
+
+
+def _jacoby_centred(state: MatchState) -> bool:
+    """Money with the Jacoby rule and a centred cube: gammons count single, so playing on never beats the cash."""
+    return state.is_money and state.jacoby and state.cube_owner == "centred"
+
+
+def _response(dt: float, dp: float, state: MatchState) -> tuple[Response, float]:
+    """The taker's best answer to a double and what the double is then worth to the doubler."""
+    if dt >= dp:
+        return "pass", dp
+    if state.is_money and state.beavers and dt <= 0.0:
+        return "beaver", 2.0 * dt
+    return "take", dt
+
+
 def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: Position | None = None,
                   *, efficiency: float | None = None, met: MatchEquityTable | None = None) -> CubeDecision:
     """The cube action for the side on roll from its five cubeless probabilities and the match state.
@@ -402,7 +426,7 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
     p = pr.win
     ratios = (pr.win_gammon / p if p > 0 else 0.0, pr.win_backgammon / p if p > 0 else 0.0,
               pr.lose_gammon / (1 - p) if p < 1 else 0.0, pr.lose_backgammon / (1 - p) if p < 1 else 0.0)
-    singles = money and state.jacoby and state.cube_owner == "centred"
+    singles = _jacoby_centred(state)
     ladder = values.ladder(ratios, singles)
 
     mine_now = state.may_double and values.mine_useful[0]
@@ -415,7 +439,7 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
 
     def norm(v: float) -> float:
         """Money: already in cube units; match: gnubg's normalised equity from MWC."""
-        return v if money else (2.0 * (v - l1) / (w1 - l1) - 1.0 if w1 > l1 else 0.0)
+        return v if money else normalised_equity(v, w1, l1)
 
     def decision(action: Action, text: str, response: Response | None, dt: float | None, dp: float | None,
                  take_point: float | None, dead: str | None = None) -> CubeDecision:
@@ -440,13 +464,7 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
     mwc_dp = ladder.cash[0]
     take_point = _take_point(ladder, theirs_up, x, mwc_dp)
     nd, dt, dp = norm(mwc_nd), norm(mwc_dt), norm(mwc_dp)
-    response: Response
-    if dt >= dp:
-        response, double_value = "pass", dp
-    elif money and state.beavers and dt <= 0.0:
-        response, double_value = "beaver", 2.0 * dt
-    else:
-        response, double_value = "take", dt
+    response, double_value = _response(dt, dp, state)
     action, text = _choose(nd, dp, double_value, response, state.cube_owner == "me", pr.win_gammon > 0.0)
     return decision(action, text, response, mwc_dt, mwc_dp, take_point)
 
@@ -542,17 +560,11 @@ def lookahead_decision(probs: Probs | Sequence[float], state: MatchState, positi
         return d
     exchange = _Exchange(state, values, rows, w, replies, x, met)
     nd = d.equity_no_double + exchange.value(0) - mean.equity_no_double
-    if state.is_money and state.jacoby and state.cube_owner == "centred":
+    if _jacoby_centred(state):
         nd = min(nd, d.equity_double_pass)  # Jacoby: playing on cannot beat the cash (docs/CUBE.md)
     dt = d.equity_double_take + exchange.value(1) - mean.equity_double_take
     dp = d.equity_double_pass
-    response: Response
-    if dt >= dp:
-        response, double_value = "pass", dp
-    elif state.is_money and state.beavers and dt <= 0.0:
-        response, double_value = "beaver", 2.0 * dt
-    else:
-        response, double_value = "take", dt
+    response, double_value = _response(dt, dp, state)
     action, text = _choose(nd, dp, double_value, response, d.is_redouble, d.probs.win_gammon > 0.0)
     mwc_nd = mwc_dt = None
     if not state.is_money:
@@ -583,13 +595,13 @@ class _Exchange:
 
     def mwc(self, equity: float) -> float:
         """The match winning chance behind a normalised equity of the root state."""
-        return self.l1 + 0.5 * (equity + 1.0) * (self.w1 - self.l1)
+        return mwc_from_equity(equity, self.w1, self.l1)
 
     def _root_units(self, value: float) -> float:
         """Money points per root cube, or an MWC as the root state's normalised equity."""
         if self.state.is_money:
             return value / self.state.cube_value
-        return 2.0 * (value - self.l1) / (self.w1 - self.l1) - 1.0 if self.w1 > self.l1 else 0.0
+        return normalised_equity(value, self.w1, self.l1)
 
     def _leaf_means(self, cube: int, owner: CubeOwner) -> np.ndarray:
         """Per roll of mine, the mean over his replies of my best cube action at my next turn, in root units."""
@@ -599,7 +611,7 @@ class _Exchange:
         out = np.empty(len(self.rows))
         for i, row in enumerate(self.rows):
             e = cube_decision(row, leaf_state, efficiency=self.x, met=self.met).equity
-            out[i] = self._root_units(e * cube if leaf_state.is_money else l1 + 0.5 * (e + 1.0) * (w1 - l1))
+            out[i] = self._root_units(e * cube if leaf_state.is_money else mwc_from_equity(e, w1, l1))
         return (out.reshape(self.reply_weights.shape) * self.reply_weights).sum(axis=1)
 
     def value(self, level: int) -> float:

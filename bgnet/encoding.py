@@ -46,6 +46,8 @@ says which it needs.
 
 from __future__ import annotations
 
+from typing import Sequence, TypeVar
+
 import numpy as np
 from numba import njit, prange
 
@@ -757,3 +759,21 @@ def race_flags(boards: np.ndarray) -> np.ndarray:
 def position_kinds(boards: np.ndarray) -> np.ndarray:
     """(N,) int8 kind code of each board (N, 26): 0 contact, 1 crashed, 2 race (``KINDS`` names them)."""
     return np.asarray(_position_kinds_kernel(np.ascontiguousarray(boards, np.int8)))
+
+
+T = TypeVar("T")
+
+
+def rows_by_scorer(boards: np.ndarray, scorers: Sequence[T]) -> list[tuple[T, np.ndarray]]:
+    """The rows of ``boards`` grouped by the scorer of their kind (``scorers[c]`` scores kind code ``c``).
+
+    One group per distinct scorer (by identity) that has rows, so that nets by kind
+    run one forward pass each, whichever kinds share a net.
+    """
+    kinds = position_kinds(boards)
+    groups = []
+    for scorer in {id(x): x for x in scorers}.values():
+        rows = np.flatnonzero(np.isin(kinds, [c for c, x in enumerate(scorers) if x is scorer]))
+        if len(rows):
+            groups.append((scorer, rows))
+    return groups

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from bgnet.encoding import FEATURE_VERSIONS, encode, num_features
+from bgnet.encoding import FEATURE_VERSIONS, KINDS, encode, num_features, rows_by_scorer
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
 
@@ -93,8 +93,6 @@ class NumpyNetSet:
     """
 
     def __init__(self, nets: dict[str, NumpyNet]) -> None:
-        from bgnet.encoding import KINDS
-
         if "contact" not in nets or set(nets) - set(KINDS):
             raise ValueError(f"a NumpyNetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
         self.nets = dict(nets)
@@ -103,17 +101,10 @@ class NumpyNetSet:
 
     def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
         """(N, 5) float32 probabilities for boards (N, 26), each from the net of its kind."""
-        from bgnet.encoding import position_kinds
-
         boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
-        if len(self.nets) == 1 or len(boards) == 0:
-            return self.nets["contact"].probs_of_boards(boards)
-        kinds = position_kinds(boards)
-        out = np.empty((len(boards), 5), np.float32)
-        for net in {id(n): n for n in self.by_code}.values():
-            rows = np.flatnonzero(np.isin(kinds, [c for c, n in enumerate(self.by_code) if n is net]))
-            if len(rows):
-                out[rows] = net.probs_of_boards(boards[rows])
+        out = np.zeros((len(boards), 5), np.float32)
+        for net, rows in rows_by_scorer(boards, self.by_code):
+            out[rows] = net.probs_of_boards(boards[rows])
         return out
 
     def __call__(self, boards: np.ndarray) -> np.ndarray:
@@ -183,11 +174,6 @@ def _numpy_nets(path: str | os.PathLike[str]) -> dict[str, NumpyNet]:
     layers = _torch_layers(path)
     _write_cache(file, layers)
     return {kind: NumpyNet(ls, act, version) for kind, (ls, act, version) in layers.items()}
-
-
-def load_numpy_netset(path: str | os.PathLike[str]) -> NumpyNetSet:
-    """Every net of a checkpoint (its nets by kind, or its one net for every kind) as a ``NumpyNetSet``."""
-    return NumpyNetSet(_numpy_nets(path))
 
 
 def load_numpy_net(path: str | os.PathLike[str]) -> NumpyNet:

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from bgnet.errors import BgnetError
-from bgnet.encoding import FEATURE_VERSIONS, KINDS, NUM_FEATURES, encode, num_features, position_kinds
+from bgnet.encoding import FEATURE_VERSIONS, KINDS, NUM_FEATURES, encode, num_features, rows_by_scorer
 from bgnet.probs import equities, flip_probs  # noqa: F401  (re-exported: numpy helpers live in bgnet.probs)
 
 CHECKPOINT_FORMAT = 1
@@ -248,13 +248,9 @@ class NetSet:
         out = np.zeros((len(boards), 5), np.float32)
         if len(boards) == 0:
             return out
-        kinds = position_kinds(boards)
-        for net in {id(n): n for n in self.nets.values()}.values():  # one forward pass per net, on its kinds' rows
-            codes = [c for c, k in enumerate(KINDS) if self.net_for(k) is net]
-            rows = np.flatnonzero(np.isin(kinds, codes))
-            if len(rows):
-                x = torch.from_numpy(encode(boards[rows], version=net.config.feature_version))
-                out[rows] = net(x).float().numpy()
+        for net, rows in rows_by_scorer(boards, [self.net_for(k) for k in KINDS]):  # one forward pass per net
+            x = torch.from_numpy(encode(boards[rows], version=net.config.feature_version))
+            out[rows] = net(x).float().numpy()
         if self.bearoff and self._database():
             mask, exact = self._db.exact_probs(boards)
             out[mask] = np.asarray(exact, np.float32)[mask]
@@ -310,9 +306,10 @@ def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float 
     """A copy of ``net`` with wider hidden layers that computes (almost) the same function (Net2Net).
 
     Each new unit copies a randomly chosen unit of its layer (incoming weights and
-    bias, plus ``noise`` times their scale so that copies can drift apart), and the
-    next layer's weights of a unit and its copies are divided by their count, so
-    that for ReLU (and any activation) the outputs stay those of ``net`` up to the noise.
+    bias), and the next layer's weights of a unit and its copies are divided by their
+    count, so that for any activation the outputs stay those of ``net``; then every
+    unit's incoming weights get ``noise`` times their mean size of Gaussian noise, so
+    that copies can drift apart (``noise=0`` keeps the function exactly).
     """
     old = list(net.config.hidden)
     new = [int(h) for h in hidden]

@@ -67,7 +67,7 @@ from numba import njit
 
 from bgnet import _game_kernels as gk
 from bgnet import _rollout_kernels as _rk
-from bgnet.cube import cube_decision
+from bgnet.cube import cube_decision, mwc_from_equity
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
 from bgnet.movegen import generate_plays, parse_dice, swap_sides_batch
@@ -460,7 +460,7 @@ class _CubeTracks:
                 self.value[ln] = (eq if mine else -eq) * self.cube[ln] / self.state.cube_value
             else:
                 w1, l1 = cube_units(st)
-                mwc = l1 + 0.5 * (eq + 1.0) * (w1 - l1)
+                mwc = mwc_from_equity(eq, w1, l1)
                 self.value[ln] = mwc if mine else 1.0 - mwc
             self.done[ln] = True
 
@@ -713,7 +713,7 @@ def luck_evaluator(probs_fn: ProbsFn) -> ProbsFn:
     with_db = isinstance(outer, DatabaseEvaluator)
     net = _owner(outer.inner) if with_db else outer
     fast: ProbsFn = probs_fn
-    if isinstance(net, NumpyNet) and net.activation in ("relu", "tanh", "sigmoid"):
+    if isinstance(net, NumpyNet):  # every NumpyNet activation has a fused form
         fused = _rk.FusedNet(net)
         if fused.agrees(_check_boards()):
             fast = DatabaseEvaluator(fused).probs_of_boards if with_db else fused.probs_of_boards

@@ -35,12 +35,18 @@ def test_numpy_net_matches_torch_for_each_activation(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cache").glob("*.npz"))) == 3
 
 
-def test_damaged_cache_is_rewritten(tmp_path, monkeypatch):
+def cached_checkpoint(tmp_path, monkeypatch):
+    """A small checkpoint loaded once, so that the weight cache holds one file: (checkpoint, cache file)."""
     monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "n.pt"
     save_checkpoint(path, BgNet(ModelConfig(hidden=(8,))))
     load_numpy_net(path)
     (cached,) = cache_dir().glob("*.npz")
+    return path, cached
+
+
+def test_damaged_cache_is_rewritten(tmp_path, monkeypatch):
+    path, cached = cached_checkpoint(tmp_path, monkeypatch)
     cached.write_bytes(b"garbage")
     net = load_numpy_net(path)
     assert isinstance(net, NumpyNet) and cached.stat().st_size > 100
@@ -86,12 +92,9 @@ def test_a_checkpoint_with_nets_by_kind_scores_each_board_with_its_own_net(tmp_p
 
 
 def test_a_cache_file_of_an_older_layout_is_rewritten(tmp_path, monkeypatch):
-    monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
-    path = tmp_path / "n.pt"
-    save_checkpoint(path, BgNet(ModelConfig(hidden=(8,))))
-    load_numpy_net(path)
-    (cached,) = cache_dir().glob("*.npz")
-    np.savez(cached.open("wb"), n_layers=0, activation=np.array("relu"), feature_version=1, num_features=214)
+    path, cached = cached_checkpoint(tmp_path, monkeypatch)
+    with cached.open("wb") as fh:  # the layout before nets by kind: no "format" entry
+        np.savez(fh, n_layers=0, activation=np.array("relu"), feature_version=1, num_features=214)
     assert isinstance(load_numpy_net(path), NumpyNet)
     with np.load(cached) as data:
         assert int(data["format"]) == 2

@@ -172,11 +172,11 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
     return cand, mse
 
 
-def duel(a: BgNet, b: BgNet, pairs: int, seed: int) -> tuple[float, float]:
+def duel(a: ProbsFn, b: ProbsFn, pairs: int, seed: int) -> tuple[float, float]:
     """(points per game for ``a``, 95% half-width) over ``pairs`` paired cubeless games at 0-ply."""
     from bgnet.duel import NeuralScorer, paired_duel
 
-    res = paired_duel(NeuralScorer(probs_fn_of(a)), NeuralScorer(probs_fn_of(b)), pairs, seed)
+    res = paired_duel(NeuralScorer(a), NeuralScorer(b), pairs, seed)
     return float(res.ppg), float(res.ci95)
 
 
@@ -248,28 +248,35 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         t1 = time.perf_counter()
         cand, mse = fit_copy(net, boards, targets, cfg, round_seed(cfg.seed, r, 2))
         t2 = time.perf_counter()
-        ppg, ci = duel(cand, net, cfg.duel_pairs, round_seed(cfg.seed, r, 3))
-        kept = ppg > ci if cfg.keep == "significant" else ppg > 0
+        ppg, ci = duel(probs_fn_of(cand), fn, cfg.duel_pairs, round_seed(cfg.seed, r, 3))
         save_checkpoint(out_dir / f"round_{r:03d}.pt", cand, rounds_source=str(init), round=r)
-        if kept:
-            shutil.copyfile(out_dir / f"round_{r:03d}.pt", out_dir / "current.pt.tmp")
-            os.replace(out_dir / "current.pt.tmp", current_path)
-        res = RoundResult(r, len(boards), round(t1 - t0, 1), round(t2 - t1, 1), mse, ppg, ci, kept)
-        state.done.append(asdict(res))
-        _write_json(state_path, asdict(state))
-        log(f"round {r}: {len(boards)} positions labelled ({cfg.label}) in {t1 - t0:.0f} s, fit mse {mse:.5f}; "
-            f"duel vs the current net {ppg:+.3f} +- {ci:.3f} ppg over {cfg.duel_pairs} pairs: "
-            f"{'kept' if kept else 'dropped'}")
+        _record_round(out_dir, state, cfg, RoundResult(r, len(boards), round(t1 - t0, 1), round(t2 - t1, 1), mse, ppg,
+                                                       ci, _kept(cfg, ppg, ci)), f"round {r}", "the current net", log)
     return state
+
+
+def _kept(cfg: RoundsConfig, ppg: float, ci: float) -> bool:
+    """Whether a round's fitted net wins its duel by ``cfg.keep``'s rule (any margin, or beyond its interval)."""
+    return ppg > ci if cfg.keep == "significant" else ppg > 0
+
+
+def _record_round(out_dir: Path, state: State, cfg: RoundsConfig, res: RoundResult, name: str, against: str,
+                  log: Callable[[str], None]) -> None:
+    """Make the saved ``round_NNN.pt`` the current net when it was kept, store the round in state.json, log it."""
+    if res.kept:
+        shutil.copyfile(out_dir / f"round_{res.round:03d}.pt", out_dir / "current.pt.tmp")
+        os.replace(out_dir / "current.pt.tmp", out_dir / "current.pt")
+    state.done.append(asdict(res))
+    _write_json(out_dir / "state.json", asdict(state))
+    log(f"{name}: {res.positions} positions labelled ({cfg.label}) in {res.label_seconds:.0f} s, fit mse "
+        f"{res.fit_mse:.5f}; duel vs {against} {res.duel_ppg:+.3f} +- {res.duel_ci95:.3f} ppg over {cfg.duel_pairs} "
+        f"pairs: {'kept' if res.kept else 'dropped'}")
 
 
 def _run_kind_rounds(out_dir: Path, cfg: RoundsConfig, state: State, init: str, log: Callable[[str], None]) -> State:
     """The rounds of one kind's net: its positions only, fitted into that net, duelled as whole NetSets."""
-    from bgnet.duel import NeuralScorer, paired_duel
-
-    current_path = out_dir / "current.pt"
     for r in range(len(state.done) + 1, cfg.rounds + 1):
-        netset = netset_from_checkpoint(read_checkpoint(current_path), "the current nets")
+        netset = netset_from_checkpoint(read_checkpoint(out_dir / "current.pt"), "the current nets")
         t0 = time.perf_counter()
         boards, targets = _round_labels(out_dir, r, cfg, netset.probs_of_boards, lambda: collect_kind_positions(
             netset.probs_of_boards, cfg.positions, round_seed(cfg.seed, r, 0), cfg.kind, cfg.batch_games,
@@ -278,20 +285,11 @@ def _run_kind_rounds(out_dir: Path, cfg: RoundsConfig, state: State, init: str, 
         fitted, mse = fit_copy(netset.net_for(cfg.kind), boards, targets, cfg, round_seed(cfg.seed, r, 2))
         cand = NetSet({**netset.nets, cfg.kind: fitted}, netset.bearoff)
         t2 = time.perf_counter()
-        res_duel = paired_duel(NeuralScorer(cand.probs_of_boards), NeuralScorer(netset.probs_of_boards), cfg.duel_pairs,
-                               round_seed(cfg.seed, r, 3))
-        ppg, ci = float(res_duel.ppg), float(res_duel.ci95)
-        kept = ppg > ci if cfg.keep == "significant" else ppg > 0
+        ppg, ci = duel(cand.probs_of_boards, netset.probs_of_boards, cfg.duel_pairs, round_seed(cfg.seed, r, 3))
         save_netset(out_dir / f"round_{r:03d}.pt", cand, rounds_source=init, round=r)
-        if kept:
-            shutil.copyfile(out_dir / f"round_{r:03d}.pt", out_dir / "current.pt.tmp")
-            os.replace(out_dir / "current.pt.tmp", current_path)
-        res = RoundResult(r, len(boards), round(t1 - t0, 1), round(t2 - t1, 1), mse, ppg, ci, kept)
-        state.done.append(asdict(res))
-        _write_json(out_dir / "state.json", asdict(state))
-        log(f"round {r} ({cfg.kind} net): {len(boards)} positions labelled ({cfg.label}) in {t1 - t0:.0f} s, "
-            f"fit mse {mse:.5f}; duel vs the current nets {ppg:+.3f} +- {ci:.3f} ppg over {cfg.duel_pairs} pairs: "
-            f"{'kept' if kept else 'dropped'}")
+        _record_round(out_dir, state, cfg, RoundResult(r, len(boards), round(t1 - t0, 1), round(t2 - t1, 1), mse, ppg,
+                                                       ci, _kept(cfg, ppg, ci)), f"round {r} ({cfg.kind} net)",
+                      "the current nets", log)
     return state
 
 
