@@ -7,6 +7,10 @@ then cached as a plain ``.npz`` named by the checkpoint file's SHA-256 under the
 user's cache folder (``$BGNET_CACHE``, else ``$XDG_CACHE_HOME/bgnet``, else
 ``~/.cache/bgnet``). Later runs read that file with numpy alone
 (``allow_pickle=False``). A damaged cache file is ignored and rewritten.
+
+Boards are valued by a fused numba kernel (``bgnet._net_kernels.net_probs``: the
+features folded into the first layer, zero inputs and idle ReLU units skipped),
+one board at a time, so a board's chances do not depend on its batch.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Callable
 
 import numpy as np
 
+from bgnet import _net_kernels
 from bgnet.encoding import FEATURE_VERSIONS, KINDS, encode, num_features, rows_by_scorer
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
@@ -41,6 +46,8 @@ class NumpyNet:
         self.layers = [(np.ascontiguousarray(w.T, np.float32), b.astype(np.float32)) for w, b in layers]
         self.activation = activation
         self.feature_version = feature_version
+        self._weights = tuple(w for w, _b in self.layers)
+        self._biases = tuple(np.ascontiguousarray(b) for _w, b in self.layers)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(N, features) float32 -> (N, 5) probabilities for the side on roll."""
@@ -64,10 +71,54 @@ class NumpyNet:
         return out
 
     def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
-        """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
+        """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll (the fused kernel)."""
+        arr = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+        if len(arr) == 0:
+            return np.zeros((0, 5), np.float32)
+        if not _fused_kernel_agrees(self):
+            return self.dense_probs_of_boards(arr)
+        out = np.empty((len(arr), 5), np.float32)
+        _net_kernels.net_probs(arr, self.feature_version, self._weights, self._biases,
+                               _net_kernels.ACTS[self.activation], out)
+        return out
+
+    def dense_probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """The same chances through numpy's dense products on the encoded boards (the fused kernel's reference)."""
         if len(boards) == 0:
             return np.zeros((0, 5), np.float32)
         return self(encode(boards, version=self.feature_version))
+
+
+_FUSED_CHECKED: dict[tuple[int, str], bool] = {}
+"""Per feature version and activation: whether the fused kernel gave the dense pass's chances (checked once)."""
+
+
+def _fused_kernel_agrees(net: NumpyNet) -> bool:
+    """Whether the fused kernel matches numpy for ``net``'s kind of net: a guard against a stale compiled kernel
+    (numba's cache does not see edits of the encoders it calls), checked once per process on a few hundred boards."""
+    key = (net.feature_version, net.activation)
+    ok = _FUSED_CHECKED.get(key)
+    if ok is None:
+        probe = _probe_boards()
+        out = np.empty((len(probe), 5), np.float32)
+        _net_kernels.net_probs(probe, net.feature_version, net._weights, net._biases,
+                               _net_kernels.ACTS[net.activation], out)
+        ok = bool(np.abs(out - net.dense_probs_of_boards(probe)).max() <= 1e-4)
+        _FUSED_CHECKED[key] = ok
+    return ok
+
+
+def _probe_boards() -> np.ndarray:
+    """Boards of the first two plies from the opening (every roll, then some rolls of some of them)."""
+    from bgnet.movegen import generate_plays, swap_sides_batch
+    from bgnet.position import Position
+
+    dice = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], np.int8)
+    start = np.array(Position.start().board, np.int8)[None, :]
+    after, _s, _n, _o = generate_plays(np.repeat(start, len(dice), axis=0), dice)
+    first = swap_sides_batch(after)[::10]
+    after2, _s, _n, _o = generate_plays(np.repeat(first, 3, axis=0), np.tile(dice[::7], (len(first), 1)))
+    return np.ascontiguousarray(np.concatenate([first, swap_sides_batch(after2)[::6]]))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

@@ -338,3 +338,22 @@ def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float 
                 ln.bias.copy_(lo.bias)
     return wide.eval()
 
+
+
+def average_nets(nets: Sequence[BgNet]) -> BgNet:
+    """The net whose every weight is the mean of ``nets``' (weight averaging of one run's checkpoints).
+
+    Checkpoints of one TD run a few thousand games apart lie in one basin, and the noise of
+    a constant learning rate averages out; nets of different configs are refused.
+    """
+    if not nets:
+        raise ValueError("no nets to average")
+    config = nets[0].config
+    for n in nets[1:]:
+        if n.config != config:
+            raise ValueError(f"nets to average must share one config: {n.config} differs from {config}")
+    mean = BgNet(config)
+    states = [n.state_dict() for n in nets]
+    with torch.no_grad():
+        mean.load_state_dict({k: torch.stack([s[k].float() for s in states]).mean(0) for k in states[0]})
+    return mean.eval()

@@ -29,8 +29,8 @@ Variance reduction, each switchable in ``RolloutSettings``:
   from its result. The expected luck is exactly zero, so the mean does not move,
   and the plays themselves are unchanged (a control variate). The 21 rolls' plays
   come from one fused kernel (``_rollout_kernels.luck_plays``: generated, ranked by
-  pubeval and each distinct afterstate kept once per position), and a ``NumpyNet``
-  values them through a fused forward pass (``luck_evaluator``); optionally a trial
+  pubeval and each distinct afterstate kept once per position), valued by the
+  evaluator in one batch (a ``NumpyNet`` through its fused kernel); optionally a trial
   whose game is decided stops computing its luck (``luck_decided``, judged before the roll);
 * truncation: after ``truncate`` plies the position is scored by the evaluator,
   and a pure bear-off covered by ``bgnet.bearoff`` is scored exactly.
@@ -671,7 +671,7 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
 
         cand, slot, owner = _rk.luck_plays(boards, _ROLL_DICE, int(top), float(margin), _PUB_TABLES[0],
                                            _PUB_TABLES[1], WIN_SCORE)
-        mover = flip_probs(_net(luck_evaluator(probs_fn), cand))
+        mover = flip_probs(_net(probs_fn, cand))
         vals = _values(mover, root_mover[owner], util, opp_util)
         per_slot = np.where(slot >= 0, vals[np.maximum(slot, 0)], -np.inf)
         pick = np.take_along_axis(slot, per_slot.argmax(axis=2)[:, :, None], axis=2)[:, :, 0]
@@ -688,53 +688,6 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
     free = cand[best.reshape(k, nr)[inverse, r_actual]] if top == 0 else None
     mean = np.einsum("nrk,r->nk", best_mover, _ROLL_WEIGHTS)
     return best_mover[inverse, r_actual], mean[inverse], free
-
-
-_LUCK_EVALUATORS: dict[int, tuple[Any, ProbsFn]] = {}
-
-
-def luck_evaluator(probs_fn: ProbsFn) -> ProbsFn:
-    """The evaluator that values the luck of the rolls: ``probs_fn`` itself, or when it is a ``NumpyNet`` (bare, or
-    behind the bear-off database) the same net through the fused kernel ``_rollout_kernels.net_probs``.
-
-    The luck only has to be one fixed function of the position and the roll to be
-    an exact control variate, so the fused pass (the same net and features, the float32
-    sums in another order: chances within about 1e-6 of the net's) does not move the
-    mean; the checker play itself always uses ``probs_fn``. The fused net is checked
-    against the net on a few boards before it is used (else ``probs_fn`` is kept).
-    """
-    outer = _owner(probs_fn)  # ``rollout`` passes ``evaluator.probs_of_boards``, a new bound method each time
-    hit = _LUCK_EVALUATORS.get(id(outer))
-    if hit is not None and hit[0] is outer:
-        return hit[1]
-    from bgnet.bearoff import DatabaseEvaluator
-    from bgnet.fastnet import NumpyNet
-
-    with_db = isinstance(outer, DatabaseEvaluator)
-    net = _owner(outer.inner) if with_db else outer
-    fast: ProbsFn = probs_fn
-    if isinstance(net, NumpyNet):  # every NumpyNet activation has a fused form
-        fused = _rk.FusedNet(net)
-        if fused.agrees(_check_boards()):
-            fast = DatabaseEvaluator(fused).probs_of_boards if with_db else fused.probs_of_boards
-    if len(_LUCK_EVALUATORS) > 16:
-        _LUCK_EVALUATORS.clear()
-    _LUCK_EVALUATORS[id(outer)] = (outer, fast)
-    return fast
-
-
-def _owner(fn: Any) -> Any:
-    """The object behind a bound ``probs_of_boards`` method, else ``fn`` itself."""
-    return getattr(fn, "__self__", fn) if getattr(fn, "__name__", None) == "probs_of_boards" else fn
-
-
-def _check_boards() -> np.ndarray:
-    """About 1,500 boards for the fused net's check: the opening's plays of every roll, and some of their plays."""
-    start = np.array(Position.parse("4HPwATDgc/ABMA").board, np.int8)[None, :]
-    after, _s, _n, _o = generate_plays(np.repeat(start, len(ROLLS), axis=0), _ROLL_DICE)
-    second = swap_sides_batch(after)[::29]
-    after2, _s, _n, _o = generate_plays(np.repeat(second, 3, axis=0), np.tile(_ROLL_DICE[::7], (len(second), 1)))
-    return np.concatenate([swap_sides_batch(after), swap_sides_batch(after2)])
 
 
 def _pruned(after: np.ndarray, offsets: np.ndarray, keep: int, margin: float = math.inf

@@ -98,3 +98,42 @@ def test_a_cache_file_of_an_older_layout_is_rewritten(tmp_path, monkeypatch):
     assert isinstance(load_numpy_net(path), NumpyNet)
     with np.load(cached) as data:
         assert int(data["format"]) == 2
+
+
+def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
+    """``probs_of_boards`` (the fused kernel) against numpy's dense products, for each activation, feature
+    version and depth; a board's chances do not depend on the other boards of its batch."""
+    import bgnet.fastnet as fastnet
+
+    b = boards()
+    rng = np.random.default_rng(2)
+    for act, version, sizes in (("relu", 2, (246, 32, 16, 5)), ("tanh", 1, (214, 40, 5)),
+                                ("sigmoid", 2, (246, 24, 16, 5)), ("relu", 1, (214, 5))):
+        layers = [(rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.3, o).astype(np.float32))
+                  for i, o in zip(sizes[:-1], sizes[1:])]
+        net = NumpyNet(layers, act, version)
+        got = net.probs_of_boards(b)
+        assert fastnet._FUSED_CHECKED[(version, act)] is True
+        assert got.dtype == np.float32 and got.shape == (len(b), 5)
+        assert np.abs(got - net.dense_probs_of_boards(b)).max() < 1e-5, act
+        assert np.array_equal(net.probs_of_boards(b[7:9]), got[7:9])  # the same bits in a batch of two
+        assert net.probs_of_boards(b[:0]).shape == (0, 5)
+
+
+def test_a_fused_kernel_that_disagrees_is_not_used(monkeypatch):
+    """A stale compiled kernel (one that no longer matches numpy) is found by the check and numpy is used."""
+    import bgnet.fastnet as fastnet
+
+    rng = np.random.default_rng(3)
+    layers = [(rng.normal(0, 0.3, (16, 246)).astype(np.float32), np.zeros(16, np.float32)),
+              (rng.normal(0, 0.3, (5, 16)).astype(np.float32), np.zeros(5, np.float32))]
+    net = NumpyNet(layers, "relu", 2)
+    monkeypatch.setattr(fastnet, "_FUSED_CHECKED", {})
+
+    def broken(boards, version, weights, biases, act, out):
+        out[:] = 0.5
+
+    monkeypatch.setattr(fastnet._net_kernels, "net_probs", broken)
+    b = boards()
+    assert np.array_equal(net.probs_of_boards(b), net.dense_probs_of_boards(b))
+    assert fastnet._FUSED_CHECKED[(2, "relu")] is False

@@ -20,7 +20,7 @@ LAYERS: dict[str, list[str]] = {
     "engine": [
         "errors", "resources", "blas", "formats", "render", "probs", "notation", "_movegen_kernels", "movegen", "position",
         "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "pubeval", "bearoff", "model",
-        "fastnet",
+        "_net_kernels", "fastnet",
     ],
     "cube and match logic": ["match", "met", "search", "cube", "game"],
     "coach": [

@@ -127,3 +127,22 @@ def test_widening_the_hidden_layers_keeps_the_function():
     assert np.allclose(exact, a, atol=1e-5)
     with pytest.raises(ValueError):
         widen_hidden(net, [8, 8])
+
+
+def test_average_nets_is_the_mean_of_the_weights():
+    """Two nets average weight by weight; a different shape is refused with a sentence."""
+    import pytest
+
+    from bgnet.model import BgNet, ModelConfig, average_nets
+
+    torch.manual_seed(3)
+    cfg = ModelConfig.for_features([16, 8], "relu", 2)
+    a, b = BgNet(cfg), BgNet(cfg)
+    mean = average_nets([a, b])
+    for k, v in mean.state_dict().items():
+        assert torch.allclose(v, (a.state_dict()[k] + b.state_dict()[k]) / 2)
+    assert average_nets([a]).state_dict()["head.weight"].equal(a.state_dict()["head.weight"])
+    with pytest.raises(ValueError, match="share one config"):
+        average_nets([a, BgNet(ModelConfig.for_features([8, 8], "relu", 2))])
+    with pytest.raises(ValueError, match="no nets"):
+        average_nets([])

@@ -1,4 +1,4 @@
-"""The luck variance reduction's fast path: the fused 21-roll play kernel, the fused net, skipping decided games."""
+"""The luck variance reduction's fast path: the fused 21-roll play kernel, skipping decided games."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 
 from bgnet import _rollout_kernels as rk
-from bgnet.fastnet import NumpyNet
 from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
 from bgnet.pubeval import WIN_SCORE
 from bgnet.rollout import (
-    _DICE36, _PUB_TABLES, _ROLL_DICE, RolloutError, RolloutSettings, _pubeval_tables, _pubeval_top, luck_evaluator,
+    _DICE36, _PUB_TABLES, _ROLL_DICE, RolloutError, RolloutSettings, _pubeval_tables, _pubeval_top,
     position_candidate, rollout_chunk,
 )
 
@@ -68,40 +67,15 @@ def test_luck_plays_are_the_move_generators_plays_ranked_by_pubeval(boards, k: i
     assert len(cand) < (flat >= 0).sum()  # some afterstates are reached by two rolls (e.g. 4-1 and 3-2)
 
 
-def test_fused_net_gives_the_nets_chances(agent, boards) -> None:
-    fused = rk.FusedNet(agent.net)
-    got, ref = fused.probs_of_boards(boards), agent.net.probs_of_boards(boards)
-    assert got.dtype == np.float32 and got.shape == (len(boards), 5)
-    assert np.abs(got - ref).max() < 1e-5
-    assert fused.probs_of_boards(boards[:0]).shape == (0, 5)
-    # Other shapes, activations and feature versions: one hidden layer, v1 features, tanh / sigmoid.
-    rng = np.random.default_rng(2)
-    for act, version, sizes in (("tanh", 1, (214, 40, 5)), ("sigmoid", 2, (246, 24, 16, 5)), ("relu", 1, (214, 5))):
-        layers = [(rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.3, o).astype(np.float32))
-                  for i, o in zip(sizes[:-1], sizes[1:])]
-        net = NumpyNet(layers, act, version)
-        assert np.abs(rk.FusedNet(net).probs_of_boards(boards) - net.probs_of_boards(boards)).max() < 1e-5, act
-
-
-def test_luck_evaluator_uses_the_fused_net_only_for_a_known_net(agent, boards) -> None:
-    db = agent.probs_fn  # the net behind the bear-off database
-    for fn in (db, db.probs_of_boards, agent.net.probs_of_boards):
-        fast = luck_evaluator(fn)
-        assert fast is not fn
-        assert np.abs(np.asarray(fast(boards)) - np.asarray(fn(boards))).max() < 1e-5
-        assert luck_evaluator(fn) is fast  # made once per evaluator
-    other = lambda b: db(b)  # noqa: E731 - an evaluator it does not know: kept as it is
-    assert luck_evaluator(other) is other
-
-
 def test_fused_luck_is_the_nets_luck_and_leaves_the_plays_alone(agent) -> None:
     st = RolloutSettings(trials=108, truncate=6, bearoff=False, luck_decided=0.0)
     cands = [position_candidate(MIDGAME)]
     fast = rollout_chunk(agent.probs_fn, cands, 0, 108, st, 4)
-    slow = rollout_chunk(lambda b: agent.probs_fn(b), cands, 0, 108, st, 4)  # the net through numpy, luck unfused
+    slow = rollout_chunk(lambda b: agent.net.dense_probs_of_boards(b), cands, 0, 108, st, 4)  # numpy's dense pass
     plain = rollout_chunk(agent.probs_fn, cands, 0, 108, RolloutSettings(trials=108, truncate=6, bearoff=False,
                                                                          luck_vr=False), 4)
     assert np.array_equal(fast.raw, plain.raw) and np.array_equal(fast.plies, plain.plies)  # same games
+    assert np.array_equal(fast.plies, slow.plies) and np.abs(fast.raw - slow.raw).max() < 1e-4
     luck_fast, luck_slow = fast.raw - fast.values, slow.raw - slow.values
     assert np.abs(luck_fast).max() > 0.05
     assert np.abs(luck_fast - luck_slow).max() < 1e-4

@@ -4,6 +4,7 @@
         [--label ply1|ply2|rollout] [--epochs 3] [--lr 1e-4] [--duel-pairs 2000] [--seed 1]
     python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
     python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
+    python -m bgnet.trainer.rounds average OUT.pt CKPT CKPT ...   # the mean of one run's checkpoints' weights
 
 Each round r starts from the current net: it plays self-play games with it
 (``exploration`` random plays keep the positions varied) and samples
@@ -317,6 +318,25 @@ def widen_main(argv: list[str]) -> int:
     return 0
 
 
+def average_main(argv: list[str]) -> int:
+    """``average DST CKPT CKPT ...``: a net whose weights are the mean of the checkpoints' (bgnet.model.average_nets)."""
+    ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds average", description=average_main.__doc__)
+    ap.add_argument("dst")
+    ap.add_argument("checkpoints", nargs="+")
+    args = ap.parse_args(argv)
+    from bgnet.model import average_nets
+
+    try:
+        nets = [net_from_checkpoint(read_checkpoint(p), f"checkpoint {p!r}") for p in args.checkpoints]
+        net = average_nets(nets)
+    except (ValueError, CheckpointError) as exc:
+        print(f"bgnet.trainer.rounds average: error: {exc}", file=sys.stderr)
+        return 2
+    save_checkpoint(args.dst, net, averaged_from=[str(p) for p in args.checkpoints])
+    print(f"{args.dst}: the mean of {len(nets)} nets, hidden {list(net.config.hidden)}")
+    return 0
+
+
 def duel_netset(path: str, opponent: str, games: int, seed: int, bearoff: bool = True,
                 chunk: int = 256) -> Any:
     """A paired cubeless duel of the NetSet in checkpoint ``path`` (its nets by kind, the bear-off database when
@@ -367,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         return widen_main(argv[1:])
     if argv and argv[0] == "duel":
         return duel_main(argv[1:])
+    if argv and argv[0] == "average":
+        return average_main(argv[1:])
     d = RoundsConfig()
     ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds", description=__doc__.splitlines()[0])
     ap.add_argument("--init", required=True, help="checkpoint of the starting net (a TD run's last.pt or a release)")
