@@ -80,17 +80,17 @@ class BaseAgent:
         """Doubles when ``bgnet.cube`` says so for its own chances (never without an evaluator)."""
         if self.evaluator is None or not state.may_double:
             return False
-        from bgnet.cube import cube_decision
+        from bgnet.cube import cube_action
 
-        return cube_decision(self.evaluate(pos, state), state, pos).action.startswith("double")
+        return cube_action(self.evaluate(pos, state), state, pos)[0].startswith("double")
 
     def cube_response(self, pos: Position, state: MatchState) -> Answer:
         """Takes, passes or beavers as ``bgnet.cube`` says for its own chances (always takes without an evaluator)."""
         if self.evaluator is None:
             return "take"
-        from bgnet.cube import cube_decision
+        from bgnet.cube import cube_action
 
-        response = cube_decision(self.evaluate(pos, state), state, pos).response
+        response = cube_action(self.evaluate(pos, state), state, pos)[1]
         return "pass" if response == "pass" else "beaver" if response == "beaver" else "take"
 
     def offers_raccoon(self, pos: Position, state: MatchState) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, NamedTuple, Sequence
 
 import numpy as np
 
@@ -229,6 +229,20 @@ def _kind_and_efficiency(position: Position) -> tuple[PositionKind, float]:
 
 def _check_probs(values: Probs | Sequence[float]) -> Probs:
     """Validate five chances (clamping rounding noise) and return them as Probs."""
+    if isinstance(values, Probs):
+        w, wg, wb, lg, lb = values.win, values.win_gammon, values.win_backgammon, values.lose_gammon, values.lose_backgammon
+    else:
+        try:
+            w, wg, wb, lg, lb = [float(v) for v in values]
+        except (TypeError, ValueError):
+            return _checked_probs(values)
+    if 0.0 <= lb <= lg <= 1.0 - w and 0.0 <= wb <= wg <= w <= 1.0:  # consistent already (NaN is not)
+        return values if isinstance(values, Probs) else Probs(w, wg, wb, lg, lb)
+    return _checked_probs(values)
+
+
+def _checked_probs(values: Probs | Sequence[float]) -> Probs:
+    """``_check_probs`` for chances that need clamping, or the sentence saying what is wrong with them."""
     try:
         probs = Probs.of(values)
     except (TypeError, ValueError) as exc:
@@ -282,7 +296,9 @@ class OutcomeValues:
             big_w, big_l = win[0], -lose[0]
             my_cash = (big_l + 1.0) / (big_w + big_l + 0.5)
             opp_cash = (big_l - 0.5) / (big_w + big_l + 0.5)
-            ladder = Ladder(tuple(win), tuple(lose), tuple(cash), tuple(drop), (my_cash, my_cash), (opp_cash, opp_cash))
+            if singles_now:
+                win[0], lose[0] = cash[0], drop[0]
+            return Ladder(tuple(win), tuple(lose), tuple(cash), tuple(drop), (my_cash, my_cash), (opp_cash, opp_cash))
         else:
             ladder = build_ladder(win, lose, cash, drop, self.mine_useful, self.theirs_useful)
         if singles_now:
@@ -412,29 +428,11 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
     overrides it); ``met`` defaults to Kazaross-XG2. A pure function of its arguments.
     """
     pr = _check_probs(probs)
-    kind: PositionKind = "contact"
-    if position is not None:
-        kind, x = _kind_and_efficiency(position)
-    else:
-        x = CONTACT_EFFICIENCY
-    if efficiency is not None:
-        x = float(efficiency)
-        if not 0.0 <= x <= 1.0:
-            raise InvalidProbsError(f"cube efficiency must lie between 0 and 1, got {x}")
+    kind, x = _kind_efficiency(position, efficiency)
+    c = _Core.of(pr, state, x, met)
     money = state.is_money
-    values = outcome_values(state, met)
-    p = pr.win
-    ratios = (pr.win_gammon / p if p > 0 else 0.0, pr.win_backgammon / p if p > 0 else 0.0,
-              pr.lose_gammon / (1 - p) if p < 1 else 0.0, pr.lose_backgammon / (1 - p) if p < 1 else 0.0)
-    singles = _jacoby_centred(state)
-    ladder = values.ladder(ratios, singles)
-
-    mine_now = state.may_double and values.mine_useful[0]
-    theirs_now = state.cube_owner != "me" and not state.crawford and values.theirs_useful[0]
-    mwc_nd = _cubeful(ladder, 0, mine_now, theirs_now, x, p)
-    if singles:
-        mwc_nd = min(mwc_nd, ladder.cash[0])  # Jacoby: playing on cannot beat the cash (docs/CUBE.md)
-    mwc_dead = _cubeful(ladder, 0, False, False, 0.0, p)
+    mwc_nd, ladder = c.mwc_nd, c.ladder
+    mwc_dead = _cubeful(ladder, 0, False, False, 0.0, c.p)
     w1, l1 = ladder.cash[0], ladder.drop[0]
 
     def norm(v: float) -> float:
@@ -451,22 +449,96 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
             mwc_double_pass=None if money else dp, mwc_cubeless=None if money else mwc_dead,
             cube_efficiency=x, probs=pr, state=state, dead_cube=dead, position_kind=kind)
 
-    if not mine_now:
+    if not c.mine_now:
         if state.crawford:
             return decision("no double", "No double (Crawford game)", None, None, None, None)
         if state.cube_owner == "opponent":
             return decision("no double", "No double (the opponent owns the cube)", None, None, None, None)
-        reason = values.dead_reason or "the cube is dead"
+        reason = c.values.dead_reason or "the cube is dead"
         return decision("no double", f"No double (dead cube: {reason})", None, None, None, None, reason)
-
-    theirs_up = values.theirs_useful[1]
-    mwc_dt = _cubeful(ladder, 1, False, theirs_up, x, p)
-    mwc_dp = ladder.cash[0]
-    take_point = _take_point(ladder, theirs_up, x, mwc_dp)
-    nd, dt, dp = norm(mwc_nd), norm(mwc_dt), norm(mwc_dp)
-    response, double_value = _response(dt, dp, state)
-    action, text = _choose(nd, dp, double_value, response, state.cube_owner == "me", pr.win_gammon > 0.0)
+    mwc_dt, mwc_dp = c.doubled()
+    take_point = _take_point(ladder, c.values.theirs_useful[1], x, mwc_dp)
+    action, text, response = c.choice(mwc_dt, mwc_dp, norm)
     return decision(action, text, response, mwc_dt, mwc_dp, take_point)
+
+
+def cube_action(probs: Probs | Sequence[float], state: MatchState,
+                position: Position | None = None) -> tuple[Action, Response | None]:
+    """``(action, response)`` of ``cube_decision(probs, state, position)``, without its equities and text.
+
+    The game loops' path: the same rule (one ``_Core``), without the take point,
+    the cubeless equity and the ``CubeDecision`` it would build.
+    """
+    pr = _check_probs(probs)
+    c = _Core.of(pr, state, _kind_efficiency(position, None)[1], None)
+    if not c.mine_now:
+        return "no double", None
+    mwc_dt, mwc_dp = c.doubled()
+    ladder = c.ladder
+    if state.is_money:
+        action, _text, response = c.choice(mwc_dt, mwc_dp, None)
+    else:
+        w1, l1 = ladder.cash[0], ladder.drop[0]
+        action, _text, response = c.choice(mwc_dt, mwc_dp, lambda v: normalised_equity(v, w1, l1))
+    return action, response
+
+
+def _kind_efficiency(position: Position | None, efficiency: float | None) -> tuple[PositionKind, float]:
+    """The position's kind and cube efficiency (``efficiency`` overrides the kind's; contact without a position)."""
+    kind: PositionKind = "contact"
+    if position is not None:
+        kind, x = _kind_and_efficiency(position)
+    else:
+        x = CONTACT_EFFICIENCY
+    if efficiency is not None:
+        x = float(efficiency)
+        if not 0.0 <= x <= 1.0:
+            raise InvalidProbsError(f"cube efficiency must lie between 0 and 1, got {x}")
+    return kind, x
+
+
+class _Core(NamedTuple):
+    """What every cube answer needs: the ladder at the probabilities' gammon ratios and the no-double value
+    (a NamedTuple: built on every cube question of a game loop)."""
+
+    state: MatchState
+    values: OutcomeValues
+    ladder: Ladder
+    x: float
+    p: float
+    mine_now: bool
+    mwc_nd: float
+    gammons: bool
+
+    @staticmethod
+    def of(pr: Probs, state: MatchState, x: float, met: MatchEquityTable | None) -> "_Core":
+        values = outcome_values(state, met)
+        p = pr.win
+        ratios = (pr.win_gammon / p if p > 0 else 0.0, pr.win_backgammon / p if p > 0 else 0.0,
+                  pr.lose_gammon / (1 - p) if p < 1 else 0.0, pr.lose_backgammon / (1 - p) if p < 1 else 0.0)
+        singles = _jacoby_centred(state)
+        ladder = values.ladder(ratios, singles)
+        mine_now = state.may_double and values.mine_useful[0]
+        theirs_now = state.cube_owner != "me" and not state.crawford and values.theirs_useful[0]
+        mwc_nd = _cubeful(ladder, 0, mine_now, theirs_now, x, p)
+        if singles:
+            mwc_nd = min(mwc_nd, ladder.cash[0])  # Jacoby: playing on cannot beat the cash (docs/CUBE.md)
+        return _Core(state, values, ladder, x, p, mine_now, mwc_nd, pr.win_gammon > 0.0)
+
+    def doubled(self) -> tuple[float, float]:
+        """(double/take, double/pass) in MWC (money: cube units) when I may double."""
+        return _cubeful(self.ladder, 1, False, self.values.theirs_useful[1], self.x, self.p), self.ladder.cash[0]
+
+    def choice(self, mwc_dt: float, mwc_dp: float,
+               norm: Callable[[float], float] | None) -> tuple[Action, str, Response]:
+        """The action, its text and the response from the MWC of the three lines (``norm``: to normalised equity)."""
+        if norm is None:
+            nd, dt, dp = self.mwc_nd, mwc_dt, mwc_dp
+        else:
+            nd, dt, dp = norm(self.mwc_nd), norm(mwc_dt), norm(mwc_dp)
+        response, double_value = _response(dt, dp, self.state)
+        action, text = _choose(nd, dp, double_value, response, self.state.cube_owner == "me", self.gammons)
+        return action, text, response
 
 
 def _choose(nd: float, dp: float, double_value: float, response: Response, redouble: bool,

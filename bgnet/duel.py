@@ -184,13 +184,13 @@ class _Lockstep:
         self.boards[t.row] = t.game.position.board
         _observe([t], self.observer)
 
-    def decisions_for(self, tables: list[_Table], evaluator: Evaluator) -> list[Any]:
-        """Cube decisions (``bgnet.cube``) for each table's position on turn from one batched probability call."""
-        from bgnet.cube import cube_decision
+    def decisions_for(self, tables: list[_Table], evaluator: Evaluator) -> list[tuple[str, str | None]]:
+        """Cube ``(action, response)`` (``bgnet.cube.cube_action``) for each table's position on turn, from one
+        batched probability call."""
+        from bgnet.cube import cube_action
 
         probs = np.asarray(evaluator.probs_of_boards(self.boards[[t.row for t in tables]]), np.float64)
-        return [cube_decision(Probs(*row), t.game.match_state(), t.game.position)
-                for t, row in zip(tables, probs.tolist())]
+        return [cube_action(row, t.game.match_state(), t.game.position) for t, row in zip(tables, probs.tolist())]
 
 
 def _observe(tables: list[_Table], observer: Observer | None) -> None:
@@ -305,7 +305,7 @@ def _cube_offers(live: list[_Table], agents: tuple[Agent, Agent],
             continue
         fn = cube_evaluators[k]
         if fn is not None:
-            offers = [d.action.startswith("double") for d in state.decisions_for(mine, fn)]
+            offers = [action.startswith("double") for action, _r in state.decisions_for(mine, fn)]
         else:
             offers = [agents[k].offers_double(t.game.position, t.game.match_state()) for t in mine]
         for t, yes in zip(mine, offers):
@@ -322,7 +322,7 @@ def _cube_answers(live: list[_Table], agents: tuple[Agent, Agent],
             continue
         fn = cube_evaluators[k]
         if fn is not None:
-            answers = [d.response or "take" for d in state.decisions_for(mine, fn)]
+            answers = [response or "take" for _a, response in state.decisions_for(mine, fn)]
         else:
             answers = [agents[k].cube_response(t.game.position, t.game.match_state()) for t in mine]
         for t, answer in zip(mine, answers):

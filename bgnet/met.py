@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist, median
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from bgnet.errors import BgnetError
 
@@ -304,8 +303,7 @@ def _expected_min(win: float, drop: float, lo: float, hi: float) -> float:
 
 # -- the live-cube ladder (shared with bgnet.cube) ----------------------------
 
-@dataclass(frozen=True)
-class Ladder:
+class Ladder(NamedTuple):
     """Janowski's fully live cube at every cube level: each player's cash point, in my winning chance p.
 
     Level n is the current cube times 2**n. ``win[n]``/``lose[n]``: my average value of a
@@ -313,7 +311,7 @@ class Ladder:
     ratios); ``cash[n]``: my value when the opponent passes my double from level n;
     ``drop[n]``: my value when I pass his. ``my_cash[n]`` is None where my double
     cannot gain (the cube covers what I need, or I have no access), likewise
-    ``opp_cash[n]`` for the opponent.
+    ``opp_cash[n]`` for the opponent. (A NamedTuple: one is built for every cube question.)
     """
 
     win: tuple[float, ...]

@@ -456,3 +456,33 @@ def test_with_the_jacoby_rule_playing_on_never_beats_the_cash() -> None:
             assert d.equity_double_pass is not None and d.equity_no_double <= d.equity_double_pass
             assert d.action != "too good"
     assert cube_decision([0.9, 0.6, 0.02, 0.0, 0.0], MONEY).action == "too good"
+
+
+def test_cube_action_is_cube_decisions_action_and_response() -> None:
+    """The game loops' lean path gives exactly the full decision's action and response, in money and matches,
+    for random and for edge chances (no gammons, certain wins, probabilities that need clamping)."""
+    from bgnet.cube import cube_action
+
+    rng = np.random.default_rng(12)
+    states = [MatchState(), MatchState(jacoby=True, beavers=True), MatchState(cube_value=2, cube_owner="me"),
+              MatchState(cube_value=4, cube_owner="opponent", beavers=True), MatchState(5, 0, 0), MatchState(5, 3, 1),
+              MatchState(7, 2, 4, 2, "me"), MatchState(5, 4, 2, crawford=True), MatchState(3, 2, 2)]
+    rows = [[1.0, 0.3, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.6, 0.1],
+            [0.7 + 1e-7, 0.2, 0.01, 0.3, 0.0]]
+    for _ in range(300):
+        p = float(rng.uniform(0.2, 1.0))
+        wg, lg = p * float(rng.uniform(0, 0.5)), (1 - p) * float(rng.uniform(0, 0.4))
+        rows.append([p, wg, wg * float(rng.uniform(0, 0.2)), lg, lg * float(rng.uniform(0, 0.2))])
+    positions = [None, Position.start(), Position.from_position_id("4HPwASik5+ABMA")]
+    seen = set()
+    for i, row in enumerate(rows):
+        for s in states:
+            pos = positions[i % 3]
+            d = cube_decision(row, s, pos)
+            assert cube_action(row, s, pos) == (d.action, d.response), (row, s)
+            seen.add(d.action)
+    assert seen == {"no double", "double, take", "double, pass", "too good"}
+    with pytest.raises(InvalidProbsError, match="five values"):
+        cube_action([0.5, 0.1], MatchState())
+    with pytest.raises(InvalidProbsError, match="between 0 and 1"):
+        cube_action([float("nan"), 0.1, 0.0, 0.1, 0.0], MatchState())
