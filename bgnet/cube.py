@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Any, Callable, Literal, NamedTuple, Sequence
+from typing import Any, Literal, NamedTuple, Sequence
 
 import numpy as np
 
@@ -433,11 +433,7 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
     money = state.is_money
     mwc_nd, ladder = c.mwc_nd, c.ladder
     mwc_dead = _cubeful(ladder, 0, False, False, 0.0, c.p)
-    w1, l1 = ladder.cash[0], ladder.drop[0]
-
-    def norm(v: float) -> float:
-        """Money: already in cube units; match: gnubg's normalised equity from MWC."""
-        return v if money else normalised_equity(v, w1, l1)
+    norm = c.norm
 
     def decision(action: Action, text: str, response: Response | None, dt: float | None, dp: float | None,
                  take_point: float | None, dead: str | None = None) -> CubeDecision:
@@ -458,7 +454,7 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
         return decision("no double", f"No double (dead cube: {reason})", None, None, None, None, reason)
     mwc_dt, mwc_dp = c.doubled()
     take_point = _take_point(ladder, c.values.theirs_useful[1], x, mwc_dp)
-    action, text, response = c.choice(mwc_dt, mwc_dp, norm)
+    action, text, response = c.choice(mwc_dt, mwc_dp)
     return decision(action, text, response, mwc_dt, mwc_dp, take_point)
 
 
@@ -473,13 +469,7 @@ def cube_action(probs: Probs | Sequence[float], state: MatchState,
     c = _Core.of(pr, state, _kind_efficiency(position, None)[1], None)
     if not c.mine_now:
         return "no double", None
-    mwc_dt, mwc_dp = c.doubled()
-    ladder = c.ladder
-    if state.is_money:
-        action, _text, response = c.choice(mwc_dt, mwc_dp, None)
-    else:
-        w1, l1 = ladder.cash[0], ladder.drop[0]
-        action, _text, response = c.choice(mwc_dt, mwc_dp, lambda v: normalised_equity(v, w1, l1))
+    action, _text, response = c.choice(*c.doubled())
     return action, response
 
 
@@ -529,13 +519,14 @@ class _Core(NamedTuple):
         """(double/take, double/pass) in MWC (money: cube units) when I may double."""
         return _cubeful(self.ladder, 1, False, self.values.theirs_useful[1], self.x, self.p), self.ladder.cash[0]
 
-    def choice(self, mwc_dt: float, mwc_dp: float,
-               norm: Callable[[float], float] | None) -> tuple[Action, str, Response]:
-        """The action, its text and the response from the MWC of the three lines (``norm``: to normalised equity)."""
-        if norm is None:
-            nd, dt, dp = self.mwc_nd, mwc_dt, mwc_dp
-        else:
-            nd, dt, dp = norm(self.mwc_nd), norm(mwc_dt), norm(mwc_dp)
+    def norm(self, v: float) -> float:
+        """An MWC (money: cube units) as the equity the decisions compare: money as it is, else gnubg's normalised
+        equity."""
+        return v if self.state.is_money else normalised_equity(v, self.ladder.cash[0], self.ladder.drop[0])
+
+    def choice(self, mwc_dt: float, mwc_dp: float) -> tuple[Action, str, Response]:
+        """The action, its text and the response from the MWC of the three lines."""
+        nd, dt, dp = self.norm(self.mwc_nd), self.norm(mwc_dt), self.norm(mwc_dp)
         response, double_value = _response(dt, dp, self.state)
         action, text = _choose(nd, dp, double_value, response, self.state.cube_owner == "me", self.gammons)
         return action, text, response

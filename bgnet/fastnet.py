@@ -46,8 +46,8 @@ class NumpyNet:
         self.layers = [(np.ascontiguousarray(w.T, np.float32), b.astype(np.float32)) for w, b in layers]
         self.activation = activation
         self.feature_version = feature_version
-        self._weights = tuple(w for w, _b in self.layers)
-        self._biases = tuple(np.ascontiguousarray(b) for _w, b in self.layers)
+        self._weights = tuple(w for w, _b in self.layers)  # tuples: what the numba kernel takes
+        self._biases = tuple(b for _w, b in self.layers)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(N, features) float32 -> (N, 5) probabilities for the side on roll."""
@@ -77,8 +77,12 @@ class NumpyNet:
             return np.zeros((0, 5), np.float32)
         if not _fused_kernel_agrees(self):
             return self.dense_probs_of_boards(arr)
-        out = np.empty((len(arr), 5), np.float32)
-        _net_kernels.net_probs(arr, self.feature_version, self._weights, self._biases,
+        return self._fused_probs(arr)
+
+    def _fused_probs(self, boards: np.ndarray) -> np.ndarray:
+        """The chances of contiguous int8 boards (N, 26) through the fused kernel, unchecked."""
+        out = np.empty((len(boards), 5), np.float32)
+        _net_kernels.net_probs(boards, self.feature_version, self._weights, self._biases,
                                _net_kernels.ACTS[self.activation], out)
         return out
 
@@ -100,10 +104,7 @@ def _fused_kernel_agrees(net: NumpyNet) -> bool:
     ok = _FUSED_CHECKED.get(key)
     if ok is None:
         probe = _probe_boards()
-        out = np.empty((len(probe), 5), np.float32)
-        _net_kernels.net_probs(probe, net.feature_version, net._weights, net._biases,
-                               _net_kernels.ACTS[net.activation], out)
-        ok = bool(np.abs(out - net.dense_probs_of_boards(probe)).max() <= 1e-4)
+        ok = bool(np.abs(net._fused_probs(probe) - net.dense_probs_of_boards(probe)).max() <= 1e-4)
         _FUSED_CHECKED[key] = ok
     return ok
 
@@ -204,10 +205,7 @@ def _torch_layers(path: Path) -> dict[str, tuple[Layers, str, int]]:
 
     out = {}
     for kind, torch_net in load_netset(path).nets.items():
-        linears = [m for m in torch_net.body if hasattr(m, "weight")] + [torch_net.head]
-        layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())  # type: ignore[operator]  # torch types Module attributes as Tensor | Module
-                  for m in linears]
-        out[kind] = (layers, torch_net.config.activation, torch_net.config.feature_version)
+        out[kind] = (torch_net.numpy_layers(), torch_net.config.activation, torch_net.config.feature_version)
     return out
 
 

@@ -91,6 +91,14 @@ class BgNet(nn.Module):
         lbg = lg * s[:, 4]
         return torch.stack((win, wg, wbg, lg, lbg), dim=1)
 
+    def linears(self) -> list[nn.Linear]:
+        """The net's linear layers in order: the hidden ones, then the head."""
+        return [m for m in self.body if isinstance(m, nn.Linear)] + [self.head]
+
+    def numpy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each linear layer's (weight (out, in), bias) as numpy copies: what ``bgnet.fastnet.NumpyNet`` takes."""
+        return [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()) for m in self.linears()]
+
 
 def git_revision() -> str:
     """The current git commit of the source tree, or "unknown"."""
@@ -319,8 +327,8 @@ def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float 
     config = ModelConfig(hidden=tuple(new), activation=net.config.activation, num_features=net.config.num_features,
                          feature_version=net.config.feature_version)
     wide = BgNet(config)
-    linears_old = [m for m in net.body if isinstance(m, nn.Linear)] + [net.head]
-    linears_new = [m for m in wide.body if isinstance(m, nn.Linear)] + [wide.head]
+    linears_old = net.linears()
+    linears_new = wide.linears()
     incoming = torch.arange(net.config.num_features)  # which old input each new input of the layer copies
     counts = torch.ones(net.config.num_features)
     with torch.no_grad():
@@ -337,7 +345,6 @@ def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float 
                 ln.weight.copy_(w)
                 ln.bias.copy_(lo.bias)
     return wide.eval()
-
 
 
 def average_nets(nets: Sequence[BgNet]) -> BgNet:

@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from bgnet.encoding import encode
 from bgnet.fastnet import NumpyNet
@@ -61,9 +60,7 @@ class TorchEvaluator:
 
 def numpy_net_of(net: BgNet) -> NumpyNet:
     """The same net as a ``bgnet.fastnet.NumpyNet`` (a copy of its weights)."""
-    linears = [m for m in net.body if isinstance(m, nn.Linear)] + [net.head]
-    layers = [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()) for m in linears]
-    return NumpyNet(layers, net.config.activation, net.config.feature_version)
+    return NumpyNet(net.numpy_layers(), net.config.activation, net.config.feature_version)
 
 
 def make_probs_fn(net: BgNet, device: torch.device, threads: int = 1, on_device: bool = False) -> TorchEvaluator:
