@@ -22,19 +22,15 @@ from typing import Any, Literal, NamedTuple, Sequence
 
 import numpy as np
 
+from bgnet import _cube_kernels as ck
+from bgnet._cube_kernels import (BEAROFF_EFFICIENCY, CONTACT_EFFICIENCY, RACE_EFFICIENCY_MAX,  # re-exported
+                                 RACE_EFFICIENCY_MIN)
 from bgnet.errors import BgnetError
 from bgnet.match import CubeOwner, MatchState
 from bgnet.met import Ladder, MatchEquityTable, build_ladder, default_met, polyline_value
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
 from bgnet.protocols import EvaluatorLike
-
-CONTACT_EFFICIENCY = 0.68
-"""Cube efficiency for contact positions (gnubg's published default, also used for crashed positions)."""
-RACE_EFFICIENCY_MIN, RACE_EFFICIENCY_MAX = 0.60, 0.70
-"""Race efficiency bounds: 0.55 + 0.00125 * pips of the side on roll, clamped (gnubg's published defaults)."""
-BEAROFF_EFFICIENCY = 0.60
-"""Cube efficiency once both sides are bearing off (every checker in its home board): few rolls remain."""
 
 Action = Literal["no double", "double, take", "double, pass", "too good"]
 Response = Literal["take", "pass", "beaver"]
@@ -160,18 +156,13 @@ def rules_text(state: MatchState) -> str:
 
 # -- position kinds and cube efficiency ------------------------------------------------
 
+POSITION_KINDS: tuple[PositionKind, ...] = ("contact", "race", "bear-off")
+"""The kinds by ``bgnet._cube_kernels`` code."""
+
+
 def position_kind(position: Position) -> PositionKind:
     """"bear-off" when every checker of both sides is in its home board, "race" without contact, else "contact"."""
-    b = position.board
-    if b[25] or b[0]:
-        return "contact"
-    mine = [p for p in range(1, 25) if b[p] > 0]
-    theirs = [p for p in range(1, 25) if b[p] < 0]
-    if mine and theirs and max(mine) >= min(theirs):
-        return "contact"
-    if (not mine or max(mine) <= 6) and (not theirs or min(theirs) >= 19):
-        return "bear-off"
-    return "race"
+    return _kind_and_efficiency(position)[0]
 
 
 def cube_efficiency(position: Position | None) -> float:
@@ -181,18 +172,15 @@ def cube_efficiency(position: Position | None) -> float:
     return _kind_and_efficiency(position)[1]
 
 
+def cube_efficiencies(boards: np.ndarray) -> np.ndarray:
+    """``cube_efficiency`` of each board (N, 26) int8 seen from its side on roll, in one kernel call (float64)."""
+    return ck.kinds_and_efficiencies(np.ascontiguousarray(boards, np.int8))[1]
+
+
 def bearoff_rolls(position: Position) -> tuple[int, int]:
     """Rough rolls each side needs to bear off (mine, the opponent's): enough for the pips, two checkers a roll."""
-    b = position.board
-    mine = [(p, b[p]) for p in range(1, 25) if b[p] > 0]
-    theirs = [(25 - p, -b[p]) for p in range(1, 25) if b[p] < 0]
-
-    def rolls(side: list[tuple[int, int]]) -> int:
-        checkers = sum(n for _, n in side)
-        pips = sum(p * n for p, n in side)
-        return max(1, -(-checkers // 2), math.ceil((pips + checkers) / 8.17 - 0.5))
-
-    return rolls(mine), rolls(theirs)
+    mine, theirs = ck.bearoff_rolls(np.array(position.board, np.int8))
+    return int(mine), int(theirs)
 
 
 def bearoff_efficiency(rolls: int) -> float:
@@ -202,27 +190,14 @@ def bearoff_efficiency(rolls: int) -> float:
     two or more rolls left the values are the ones that best reproduce the optimal
     cube actions of the project's exact bear-off database (docs/CUBE.md).
     """
-    return 0.0 if rolls <= 1 else min(BEAROFF_EFFICIENCY, 0.2 + 0.1 * rolls)
-
-
-def _efficiency_of(position: Position, kind: PositionKind) -> float:
-    """Efficiency for a kind of position.
-
-    Contact: 0.68. Race: 0.55 + 0.00125 * the pips of the side on roll, clamped to
-    [0.6, 0.7]. Bear-off: ``bearoff_efficiency`` of the fewer rolls either side needs.
-    """
-    if kind == "contact":
-        return CONTACT_EFFICIENCY
-    if kind == "bear-off":
-        return bearoff_efficiency(min(bearoff_rolls(position)))
-    return min(RACE_EFFICIENCY_MAX, max(RACE_EFFICIENCY_MIN, 0.55 + 0.00125 * position.pips()[0]))
+    return float(ck.bearoff_efficiency(int(rolls)))
 
 
 @lru_cache(maxsize=4096)
 def _kind_and_efficiency(position: Position) -> tuple[PositionKind, float]:
-    """Cached kind and efficiency of a position (positions repeat in games and searches)."""
-    kind = position_kind(position)
-    return kind, _efficiency_of(position, kind)
+    """Cached kind and efficiency of a position (``bgnet._cube_kernels.kind_and_efficiency``)."""
+    code, x = ck.kind_and_efficiency(np.array(position.board, np.int8))
+    return POSITION_KINDS[code], float(x)
 
 
 # -- probabilities ------------------------------------------------------------------------
@@ -458,15 +433,17 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
     return decision(action, text, response, mwc_dt, mwc_dp, take_point)
 
 
-def cube_action(probs: Probs | Sequence[float], state: MatchState,
-                position: Position | None = None) -> tuple[Action, Response | None]:
-    """``(action, response)`` of ``cube_decision(probs, state, position)``, without its equities and text.
+def cube_action(probs: Probs | Sequence[float], state: MatchState, position: Position | None = None,
+                *, efficiency: float | None = None) -> tuple[Action, Response | None]:
+    """``(action, response)`` of ``cube_decision(probs, state, position, efficiency=efficiency)``, without its
+    equities and text.
 
     The game loops' path: the same rule (one ``_Core``), without the take point,
-    the cubeless equity and the ``CubeDecision`` it would build.
+    the cubeless equity and the ``CubeDecision`` it would build; they pass each
+    table's ``efficiency`` from one ``cube_efficiencies`` call over all their boards.
     """
     pr = _check_probs(probs)
-    c = _Core.of(pr, state, _kind_efficiency(position, None)[1], None)
+    c = _Core.of(pr, state, _kind_efficiency(position, efficiency)[1], None)
     if not c.mine_now:
         return "no double", None
     action, _text, response = c.choice(*c.doubled())

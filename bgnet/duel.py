@@ -28,7 +28,7 @@ import numpy as np
 from bgnet import _game_kernels as gk
 from bgnet.duel_stats import DuelResult, TableOutcome, ratio_ci95, summarise, summarise_outcomes
 from bgnet.game import (Game, Match, Rules, double, may_beaver, may_double, may_raccoon, play, play_generated,
-                        pre_beaver_state, raccoon, respond, roll)
+                        pre_beaver_state, raccoon, respond, roll, roll_and_play_generated)
 from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
@@ -139,7 +139,8 @@ class _Table:
     match: Match
     game: Game
     game_index: int
-    dice: np.ndarray
+    dice: list[tuple[int, int]]
+    """The rest of the game's dice stream (``deal_dice``'s rows as int pairs)."""
     row: int = 0
     """This table's row in the lockstep's board array (``_Lockstep.boards``)."""
     block: int = 0
@@ -149,6 +150,8 @@ class _Table:
     done: bool = False
     seen: Game | None = None
     """The last state shown to the observer of ``play_deals``."""
+    rolled: tuple[int, int] | None = None
+    """Dice rolled but not yet applied to ``game`` (when nobody observes, the roll and the play are one step)."""
 
     def agent_of(self, seat: int) -> int:
         """Index of the agent (0 = A, 1 = B) sitting in ``seat``."""
@@ -176,9 +179,9 @@ class _Lockstep:
 
     def start_game(self, t: _Table) -> None:
         """Deal the table's next game: fresh dice; game 0 opens with seat 0, later games with the higher opening die."""
-        t.dice = deal_dice(self.seed, t.deal, t.game_index)
+        t.dice = _dice_pairs(deal_dice(self.seed, t.deal, t.game_index))
         t.block, t.next_roll = 0, 1
-        d0, d1 = int(t.dice[0, 0]), int(t.dice[0, 1])
+        d0, d1 = t.dice[0]
         first = 0 if t.game_index == 0 or d0 > d1 else 1
         t.game = t.match.start(first, (d0, d1))
         self.boards[t.row] = t.game.position.board
@@ -187,10 +190,12 @@ class _Lockstep:
     def decisions_for(self, tables: list[_Table], evaluator: Evaluator) -> list[tuple[str, str | None]]:
         """Cube ``(action, response)`` (``bgnet.cube.cube_action``) for each table's position on turn, from one
         batched probability call."""
-        from bgnet.cube import cube_action
+        from bgnet.cube import cube_action, cube_efficiencies
 
-        probs = np.asarray(evaluator.probs_of_boards(self.boards[[t.row for t in tables]]), np.float64)
-        return [cube_action(row, t.game.match_state(), t.game.position) for t, row in zip(tables, probs.tolist())]
+        boards = self.boards[[t.row for t in tables]]
+        probs = np.asarray(evaluator.probs_of_boards(boards), np.float64)
+        return [cube_action(row, t.game.match_state(), efficiency=x)
+                for t, row, x in zip(tables, probs.tolist(), cube_efficiencies(boards).tolist())]
 
 
 def _observe(tables: list[_Table], observer: Observer | None) -> None:
@@ -203,15 +208,20 @@ def _observe(tables: list[_Table], observer: Observer | None) -> None:
             observer(t.deal, t.side, t.game)
 
 
+def _dice_pairs(dice: np.ndarray) -> list[tuple[int, int]]:
+    """Rows (n, 2) of a dice stream as pairs of ints."""
+    return list(zip(*dice.T.tolist()))
+
+
 def _next_dice(t: _Table, seed: int) -> tuple[int, int]:
     """The table's next roll from its deal's stream (extended block by block if ever needed)."""
     if t.next_roll >= len(t.dice):
         t.block += 1
-        t.dice = deal_dice(seed, t.deal, t.game_index, t.block)
+        t.dice = _dice_pairs(deal_dice(seed, t.deal, t.game_index, t.block))
         t.next_roll = 0
     d = t.dice[t.next_roll]
     t.next_roll += 1
-    return int(d[0]), int(d[1])
+    return d
 
 
 def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], seed: int,
@@ -229,8 +239,8 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
     tables: list[_Table] = []
     for d in deals:
         for side in (0, 1):
-            match, dice = Match(rules), deal_dice(seed, int(d), 0)
-            first_game = match.start(0, (int(dice[0, 0]), int(dice[0, 1])))  # game 0 opens with seat 0
+            match, dice = Match(rules), _dice_pairs(deal_dice(seed, int(d), 0))
+            first_game = match.start(0, dice[0])  # game 0 opens with seat 0
             tables.append(_Table(int(d), side, match, first_game, 0, dice))
     _observe(tables, observer)
     state = _Lockstep(tables, seed, observer)
@@ -250,7 +260,10 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
         _observe(live, observer)
         for t in live:
             if t.game.phase == "roll":
-                t.game = roll(t.game, _next_dice(t, seed))
+                if observer is None:
+                    t.rolled = _next_dice(t, seed)  # applied with the play, in ``_moves``
+                else:
+                    t.game = roll(t.game, _next_dice(t, seed))
         _observe(live, observer)
         _moves(live, agents, scorers, cube_evaluators, state)
         _observe(live, observer)
@@ -350,7 +363,7 @@ def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[Batch
     A batched play comes from the plays generated here, so it goes through
     ``game.play_generated`` (no second move generation to check it).
     """
-    moving = [t for t in live if t.game.phase == "move"]
+    moving = [t for t in live if t.rolled is not None or t.game.phase == "move"]
     for k, mine in enumerate(_by_agent(moving)):
         if not mine:
             continue
@@ -360,13 +373,15 @@ def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[Batch
             scorer = None  # n-ply at a match score: the agent's own match-aware search, table by table
         if scorer is None:
             for t in mine:
+                if t.rolled is not None:
+                    t.game, t.rolled = roll(t.game, t.rolled), None
                 assert t.game.dice is not None
                 t.game = play(t.game, agents[k].choose_move(t.game.position, t.game.dice, t.game.match_state()))
                 state.boards[t.row] = t.game.position.board
             continue
         rows = np.array([t.row for t in mine], np.int64)
         boards = state.boards[rows]
-        dice = np.array([t.game.dice for t in mine], np.int8)
+        dice = np.array([t.game.dice if t.rolled is None else t.rolled for t in mine], np.int8)
         after, _s, _n, offsets = generate_plays(boards, dice)
         if fn is not None and not mine[0].game.rules.is_money:
             values = _match_values(mine, fn, after, offsets)
@@ -377,4 +392,7 @@ def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[Batch
         turned = swap_sides_batch(chosen)
         state.boards[rows] = np.where((codes != 0)[:, None], chosen, turned)  # each Game's new position
         for t, b, code in zip(mine, Position._trusted_rows(turned.tolist()), codes.tolist()):
-            t.game = play_generated(t.game, b, code)
+            if t.rolled is None:
+                t.game = play_generated(t.game, b, code)
+            else:
+                t.game, t.rolled = roll_and_play_generated(t.game, t.rolled, b, code), None

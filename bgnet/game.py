@@ -290,9 +290,13 @@ def raccoon(game: Game, accept: bool) -> Game:
 def roll(game: Game, dice: Sequence[int]) -> Game:
     """The side on turn rolls ``dice`` (declining to double); the game moves to the move phase."""
     _need(game, "roll", "roll")
+    return _evolve(game, phase="move", dice=_dice(dice), rolls=_one_more_roll(game), cube_turned=False)
+
+
+def _one_more_roll(game: Game) -> tuple[int, int]:
+    """``game.rolls`` after the side on turn rolls once more."""
     r0, r1 = game.rolls
-    rolls = (r0 + 1, r1) if game.turn == 0 else (r0, r1 + 1)
-    return _evolve(game, phase="move", dice=_dice(dice), rolls=rolls, cube_turned=False)
+    return (r0 + 1, r1) if game.turn == 0 else (r0, r1 + 1)
 
 
 def play(game: Game, after: Position | Move) -> Game:
@@ -334,6 +338,19 @@ def play_generated(game: Game, turned: Position, code: int = 0, after: Position 
     if code < 0:
         raise GameRuleError("a play cannot finish the game for the side that did not move")
     return _finish(game, turned.swap_sides() if after is None else after, Result(code))
+
+
+def roll_and_play_generated(game: Game, dice: tuple[int, int], turned: Position, code: int = 0) -> Game:
+    """``play_generated(roll(game, dice), turned, code)`` in one step, for loops that show nobody the rolled state.
+
+    ``dice`` are two ints from 1 to 6 (the caller's own dice stream) and ``turned``
+    one of the afterstates the caller generated for ``game.position`` and ``dice``.
+    """
+    _need(game, "roll", "roll")
+    rolls = _one_more_roll(game)
+    if code == 0:
+        return _evolve(game, position=turned, turn=1 - game.turn, rolls=rolls, cube_turned=False)
+    return play_generated(_evolve(game, phase="move", dice=dice, rolls=rolls, cube_turned=False), turned, code)
 
 
 def _finish(game: Game, after: Position, kind: Result) -> Game:

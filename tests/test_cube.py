@@ -486,3 +486,25 @@ def test_cube_action_is_cube_decisions_action_and_response() -> None:
         cube_action([0.5, 0.1], MatchState())
     with pytest.raises(InvalidProbsError, match="between 0 and 1"):
         cube_action([float("nan"), 0.1, 0.0, 0.1, 0.0], MatchState())
+
+
+def test_cube_efficiencies_of_a_batch_are_those_of_each_position() -> None:
+    # The game loops ask the kernel for every table at once; hints ask one position at a time.
+    from bgnet.cube import cube_efficiencies, position_kind
+    from bgnet.movegen import generate_plays
+
+    rng = np.random.default_rng(3)
+    boards = [np.array(Position.start().board, np.int8)]
+    for p in (Position.from_points({6: 5, 5: 5, 4: 5}, {6: 5, 5: 5, 4: 5}), Position.from_points({2: 1, 1: 1}, {1: 2}),
+              Position.from_points({12: 5, 6: 5, 5: 5}, {12: 5, 6: 5, 5: 5})):
+        boards.append(np.array(p.board, np.int8))
+    b = np.array(boards, np.int8)
+    for _ in range(40):  # random plays from these, both ways round
+        after, _s, _n, offsets = generate_plays(b, rng.integers(1, 7, size=(len(b), 2)).astype(np.int8))
+        pick = offsets[:-1] + (rng.random(len(b)) * np.diff(offsets)).astype(np.int64)
+        b = np.concatenate([after[pick], after[pick][:, ::-1] * -1])[:64]
+        boards.extend(b)
+    arr = np.array(boards, np.int8)
+    positions = [Position(row.tolist()) for row in arr]
+    assert cube_efficiencies(arr).tolist() == [cube_efficiency(p) for p in positions]
+    assert {position_kind(p) for p in positions} == {"contact", "race", "bear-off"}

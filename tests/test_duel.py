@@ -233,3 +233,19 @@ def test_every_batched_play_is_one_the_public_play_accepts() -> None:
                 assert play(before, after) == nxt
                 moves += 1
     assert moves > 200
+
+
+def test_observed_and_unobserved_games_are_the_same() -> None:
+    # Without an observer the loop applies a table's roll and its play in one step
+    # (``game.roll_and_play_generated``); with one, every rolled state is shown first.
+    from pathlib import Path
+
+    from bgnet.game import Game
+
+    net = load_agent(str(Path(__file__).resolve().parent.parent / "checkpoints" / "bgnet.pt"))
+    pub = load_agent("pubeval")
+    for rules in (Rules(jacoby=True, beavers=True), Rules(match_length=5)):
+        seen: list[Game] = []
+        watched = play_deals((net, pub), rules, range(6), seed=12, observer=lambda d, s, g: seen.append(g))
+        assert play_deals((net, pub), rules, range(6), seed=12) == watched
+        assert sum(1 for g in seen if g.phase == "move") > 100

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bgnet import Position, legal_moves
-from bgnet.game import (Game, GameRuleError, Match, Rules, double, may_double, new_game, play, play_game, raccoon,
-                        respond, roll)
+from bgnet.game import (Game, GameRuleError, Match, Rules, double, may_double, new_game, play, play_game,
+                        play_generated, raccoon, respond, roll, roll_and_play_generated)
 from bgnet.rules import Result
 
 MONEY = Rules()
@@ -359,3 +359,20 @@ def test_play_generated_gives_the_same_game_as_play() -> None:
     assert {k for k, _c, _j in finished} == {Result.SINGLE, Result.GAMMON, Result.BACKGAMMON}
     with pytest.raises(GameRuleError):
         play_generated(at_roll(MONEY, Position.start()), Position.start())  # not in the move phase
+
+
+@pytest.mark.parametrize("position,dice,turn", [(Position.start(), (3, 1), 0), (Position.start(), (6, 6), 1),
+                                                (GAMMON_NEXT, (2, 1), 0), (BACKGAMMON_NEXT, (4, 3), 1)])
+def test_roll_and_play_generated_is_a_roll_then_a_play(position: Position, dice: tuple[int, int], turn: int) -> None:
+    from bgnet._game_kernels import terminal_codes
+    import numpy as np
+
+    before = Game(MONEY, position, turn, "roll", rolls=(3, 2), cube=2, owner=turn, cube_turned=True)
+    for move in legal_moves(position, dice):
+        assert move.after is not None
+        code = int(terminal_codes(np.array([move.after.board], np.int8))[0])
+        turned = move.after.swap_sides()
+        two_steps = play_generated(roll(before, dice), turned, code)
+        assert roll_and_play_generated(before, dice, turned, code) == two_steps == play(roll(before, dice), move.after)
+    with pytest.raises(GameRuleError):
+        roll_and_play_generated(roll(before, dice), dice, position)

@@ -21,7 +21,7 @@ from bgnet.game import Rules
 
 VECTOR_CHUNK = 256
 """Deals per chunk on the vectorised cubeless engine."""
-LOOP_CHUNK = 64
+LOOP_CHUNK = 256
 """Deals per chunk on the game-loop engine."""
 
 
