@@ -139,8 +139,8 @@ class _Table:
     match: Match
     game: Game
     game_index: int
-    dice: list[tuple[int, int]]
-    """The rest of the game's dice stream (``deal_dice``'s rows as int pairs)."""
+    dice: list[int]
+    """The current block of the game's dice stream (``deal_dice``'s rows, flattened to ints)."""
     row: int = 0
     """This table's row in the lockstep's board array (``_Lockstep.boards``)."""
     block: int = 0
@@ -179,9 +179,9 @@ class _Lockstep:
 
     def start_game(self, t: _Table) -> None:
         """Deal the table's next game: fresh dice; game 0 opens with seat 0, later games with the higher opening die."""
-        t.dice = _dice_pairs(deal_dice(self.seed, t.deal, t.game_index))
+        t.dice = deal_dice(self.seed, t.deal, t.game_index).ravel().tolist()
         t.block, t.next_roll = 0, 1
-        d0, d1 = t.dice[0]
+        d0, d1 = t.dice[0], t.dice[1]
         first = 0 if t.game_index == 0 or d0 > d1 else 1
         t.game = t.match.start(first, (d0, d1))
         self.boards[t.row] = t.game.position.board
@@ -208,20 +208,15 @@ def _observe(tables: list[_Table], observer: Observer | None) -> None:
             observer(t.deal, t.side, t.game)
 
 
-def _dice_pairs(dice: np.ndarray) -> list[tuple[int, int]]:
-    """Rows (n, 2) of a dice stream as pairs of ints."""
-    return list(zip(*dice.T.tolist()))
-
-
 def _next_dice(t: _Table, seed: int) -> tuple[int, int]:
     """The table's next roll from its deal's stream (extended block by block if ever needed)."""
-    if t.next_roll >= len(t.dice):
+    i = 2 * t.next_roll
+    if i >= len(t.dice):
         t.block += 1
-        t.dice = _dice_pairs(deal_dice(seed, t.deal, t.game_index, t.block))
-        t.next_roll = 0
-    d = t.dice[t.next_roll]
+        t.dice = deal_dice(seed, t.deal, t.game_index, t.block).ravel().tolist()
+        t.next_roll, i = 0, 0
     t.next_roll += 1
-    return d
+    return t.dice[i], t.dice[i + 1]
 
 
 def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], seed: int,
@@ -239,8 +234,8 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
     tables: list[_Table] = []
     for d in deals:
         for side in (0, 1):
-            match, dice = Match(rules), _dice_pairs(deal_dice(seed, int(d), 0))
-            first_game = match.start(0, dice[0])  # game 0 opens with seat 0
+            match, dice = Match(rules), deal_dice(seed, int(d), 0).ravel().tolist()
+            first_game = match.start(0, (dice[0], dice[1]))  # game 0 opens with seat 0
             tables.append(_Table(int(d), side, match, first_game, 0, dice))
     _observe(tables, observer)
     state = _Lockstep(tables, seed, observer)
