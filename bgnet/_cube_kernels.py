@@ -3,7 +3,9 @@
 The one owner of the efficiency rule (``bgnet.cube`` wraps it for single positions):
 the game loops ask it for every table on roll in one call instead of one Python
 scan of the board per cube question. Boards are (N, 26) int8, seen from the side on
-roll (mine positive, my bar at 25, the opponent's bar at 0).
+roll (mine positive, my bar at 25, the opponent's bar at 0). Whether contact is over is
+``bgnet.encoding``'s rule (``_is_race``); numba's on-disk cache of this module does not see
+edits of that function, so clear ``__pycache__`` after changing it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import math
 
 import numpy as np
 from numba import njit
+
+from bgnet.encoding import _is_race
 
 KIND_CONTACT, KIND_RACE, KIND_BEAROFF = 0, 1, 2
 """Kind codes, in the order of ``bgnet.cube.POSITION_KINDS``."""
@@ -61,21 +65,18 @@ def kind_and_efficiency(board):
     ``bearoff_efficiency`` of the fewer rolls either side needs. Race: 0.55 +
     0.00125 * my pips, clamped to [0.6, 0.7].
     """
-    if board[25] != 0 or board[0] != 0:
+    if not _is_race(board):
         return KIND_CONTACT, CONTACT_EFFICIENCY
-    my_back = 0
-    their_back = 25
     pips = 0
+    all_home = True  # every checker of both sides in its own home board
     for p in range(1, 25):
         v = board[p]
         if v > 0:
-            my_back = p
             pips += p * v
-        elif v < 0 and p < their_back:
-            their_back = p
-    if my_back > 0 and their_back < 25 and my_back >= their_back:
-        return KIND_CONTACT, CONTACT_EFFICIENCY
-    if my_back <= 6 and their_back >= 19:
+            all_home = all_home and p <= 6
+        elif v < 0:
+            all_home = all_home and p >= 19
+    if all_home:
         mine, theirs = bearoff_rolls(board)
         return KIND_BEAROFF, bearoff_efficiency(min(mine, theirs))
     return KIND_RACE, min(RACE_EFFICIENCY_MAX, max(RACE_EFFICIENCY_MIN, 0.55 + 0.00125 * pips))
