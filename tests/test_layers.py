@@ -22,7 +22,7 @@ LAYERS: dict[str, list[str]] = {
         "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "pubeval", "bearoff", "model",
         "_net_kernels", "fastnet",
     ],
-    "cube and match logic": ["match", "met", "search", "cube", "game"],
+    "cube and match logic": ["match", "met", "search", "_cube_kernels", "cube", "game"],
     "coach": [
         "scorers", "selfplay", "td", "learner", "duel_stats", "duel", "backends", "_rollout_kernels", "rollout",
         "trainer", "trainer.config", "trainer.inference", "trainer.distributed", "trainer.selfplay", "trainer.export",
