@@ -95,11 +95,18 @@ def test_ctrl_c_prints_the_trials_done_so_far() -> None:
     trials = 20_000_000
     out = err = ""
     for wait in (4.0, 8.0, 16.0):  # a loaded machine may need longer to reach the first finished chunk
+        # A shell that starts its jobs in the background (``nohup bash .ci/run &``) passes SIGINT on as ignored,
+        # and Python then never installs its handler: give the child the default disposition back.
         proc = subprocess.Popen([*command, "--trials", str(trials)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, cwd=ROOT, env=env)
+                                text=True, cwd=ROOT, env=env,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(wait)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # never leave a 20-million-trial rollout running behind a failed test
+            raise
         if out.strip():
             break
     assert proc.returncode == 130, err
