@@ -179,7 +179,7 @@ class _Lockstep:
 
     def start_game(self, t: _Table) -> None:
         """Deal the table's next game: fresh dice; game 0 opens with seat 0, later games with the higher opening die."""
-        t.dice = deal_dice(self.seed, t.deal, t.game_index).ravel().tolist()
+        t.dice = _dice_block(self.seed, t.deal, t.game_index)
         t.block, t.next_roll = 0, 1
         d0, d1 = t.dice[0], t.dice[1]
         first = 0 if t.game_index == 0 or d0 > d1 else 1
@@ -208,12 +208,17 @@ def _observe(tables: list[_Table], observer: Observer | None) -> None:
             observer(t.deal, t.side, t.game)
 
 
+def _dice_block(seed: int, deal: int, game: int, block: int = 0) -> list[int]:
+    """``deal_dice``'s block as one flat list of ints (the game loop reads two at a time)."""
+    return deal_dice(seed, deal, game, block).ravel().tolist()
+
+
 def _next_dice(t: _Table, seed: int) -> tuple[int, int]:
     """The table's next roll from its deal's stream (extended block by block if ever needed)."""
     i = 2 * t.next_roll
     if i >= len(t.dice):
         t.block += 1
-        t.dice = deal_dice(seed, t.deal, t.game_index, t.block).ravel().tolist()
+        t.dice = _dice_block(seed, t.deal, t.game_index, t.block)
         t.next_roll, i = 0, 0
     t.next_roll += 1
     return t.dice[i], t.dice[i + 1]
@@ -234,7 +239,7 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
     tables: list[_Table] = []
     for d in deals:
         for side in (0, 1):
-            match, dice = Match(rules), deal_dice(seed, int(d), 0).ravel().tolist()
+            match, dice = Match(rules), _dice_block(seed, int(d), 0)
             first_game = match.start(0, (dice[0], dice[1]))  # game 0 opens with seat 0
             tables.append(_Table(int(d), side, match, first_game, 0, dice))
     _observe(tables, observer)

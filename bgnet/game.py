@@ -346,11 +346,10 @@ def roll_and_play_generated(game: Game, dice: tuple[int, int], turned: Position,
     ``dice`` are two ints from 1 to 6 (the caller's own dice stream) and ``turned``
     one of the afterstates the caller generated for ``game.position`` and ``dice``.
     """
+    if code != 0:  # a game-ending play (rare): through the two steps themselves
+        return play_generated(roll(game, dice), turned, code)
     _need(game, "roll", "roll")
-    rolls = _one_more_roll(game)
-    if code == 0:
-        return _evolve(game, position=turned, turn=1 - game.turn, rolls=rolls, cube_turned=False)
-    return play_generated(_evolve(game, phase="move", dice=dice, rolls=rolls, cube_turned=False), turned, code)
+    return _evolve(game, position=turned, turn=game.opponent, rolls=_one_more_roll(game), cube_turned=False)
 
 
 def _finish(game: Game, after: Position, kind: Result) -> Game:

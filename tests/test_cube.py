@@ -491,7 +491,7 @@ def test_cube_action_is_cube_decisions_action_and_response() -> None:
 def test_cube_efficiencies_of_a_batch_are_those_of_each_position() -> None:
     # The game loops ask the kernel for every table at once; hints ask one position at a time.
     from bgnet.cube import cube_efficiencies, position_kind
-    from bgnet.movegen import generate_plays
+    from bgnet.movegen import generate_plays, swap_sides_batch
 
     rng = np.random.default_rng(3)
     boards = [np.array(Position.start().board, np.int8)]
@@ -502,7 +502,7 @@ def test_cube_efficiencies_of_a_batch_are_those_of_each_position() -> None:
     for _ in range(40):  # random plays from these, both ways round
         after, _s, _n, offsets = generate_plays(b, rng.integers(1, 7, size=(len(b), 2)).astype(np.int8))
         pick = offsets[:-1] + (rng.random(len(b)) * np.diff(offsets)).astype(np.int64)
-        b = np.concatenate([after[pick], after[pick][:, ::-1] * -1])[:64]
+        b = np.concatenate([after[pick], swap_sides_batch(after[pick])])[:64]
         boards.extend(b)
     arr = np.array(boards, np.int8)
     positions = [Position(row.tolist()) for row in arr]

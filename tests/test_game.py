@@ -364,13 +364,12 @@ def test_play_generated_gives_the_same_game_as_play() -> None:
 @pytest.mark.parametrize("position,dice,turn", [(Position.start(), (3, 1), 0), (Position.start(), (6, 6), 1),
                                                 (GAMMON_NEXT, (2, 1), 0), (BACKGAMMON_NEXT, (4, 3), 1)])
 def test_roll_and_play_generated_is_a_roll_then_a_play(position: Position, dice: tuple[int, int], turn: int) -> None:
-    from bgnet._game_kernels import terminal_codes
-    import numpy as np
+    from bgnet.rules import result_kind, winner
 
     before = Game(MONEY, position, turn, "roll", rolls=(3, 2), cube=2, owner=turn, cube_turned=True)
     for move in legal_moves(position, dice):
         assert move.after is not None
-        code = int(terminal_codes(np.array([move.after.board], np.int8))[0])
+        code = 0 if winner(move.after) is None else int(result_kind(move.after))  # the mover's result, if any
         turned = move.after.swap_sides()
         two_steps = play_generated(roll(before, dice), turned, code)
         assert roll_and_play_generated(before, dice, turned, code) == two_steps == play(roll(before, dice), move.after)
