@@ -191,8 +191,11 @@ def section_vr(seed: int, trials: int = 1296, repeats: int = 3) -> dict[str, obj
 
     net = _net()
     ours(net, OPENING, 36, 2, True, seed)
-    variants = {"luck, pubeval's top 2 (default)": {}, "the same, decided games skipped": {"luck_decided": 0.005},
-                "luck, top 2 within 1 pubeval point": {"luck_margin": 1.0}, "luck, pubeval's top 1": {"luck_candidates": 1}}
+    variants = {"luck, the ranker's top 1, doubles by beam (default)": {},
+                "the same, every double's play generated": {"luck_beam": 0},
+                "luck, the ranker's top 2": {"luck_candidates": 2},
+                "luck, pubeval's top 2 (before)": {"luck_ranker": "pubeval", "luck_candidates": 2, "luck_beam": 0},
+                "luck, pubeval's top 1": {"luck_ranker": "pubeval", "luck_candidates": 1, "luck_beam": 0}}
     runs: dict[str, list[dict[str, object]]] = {"plain": [], **{k: [] for k in variants}}
     for _ in range(repeats):  # interleaved, so that each repeat sees about the same load
         runs["plain"].append(ours(net, OPENING, trials, None, False, seed))

@@ -23,13 +23,14 @@ Variance reduction, each switchable in ``RolloutSettings``:
   so each block sees every outcome once. Each trial's own dice stay i.i.d.
   uniform, so the mean is unbiased;
 * luck: at every ply the value (0-ply, for the mover) after the best play of each
-  of the 21 rolls is computed (by default the best of pubeval's top 2 for each
-  roll, ``luck_candidates``; 0 judges every play); the luck of the roll that came is its value minus
+  of the 21 rolls is computed (by default the play ``bgnet.ranker``'s fitted ranker
+  puts first among pubeval's best 4, ``luck_ranker``; or the best of pubeval's top
+  ``luck_candidates``; 0 judges every play); the luck of the roll that came is its value minus
   the probability-weighted average, and the sum of a trial's luck is subtracted
   from its result. The expected luck is exactly zero, so the mean does not move,
   and the plays themselves are unchanged (a control variate). The 21 rolls' plays
   come from one fused kernel (``_rollout_kernels.luck_plays``: generated, ranked by
-  pubeval and each distinct afterstate kept once per position), valued by the
+  pubeval and the ranker, each distinct afterstate kept once per position), valued by the
   evaluator in one batch (a ``NumpyNet`` through its fused kernel); optionally a trial
   whose game is decided stops computing its luck (``luck_decided``, judged before the roll);
 * truncation: after ``truncate`` plies the position is scored by the evaluator,
@@ -67,6 +68,7 @@ from numba import njit
 
 from bgnet import _game_kernels as gk
 from bgnet import _rollout_kernels as _rk
+from bgnet import ranker as _ranker
 from bgnet.cube import cube_decision, mwc_from_equity
 from bgnet.errors import BgnetError
 from bgnet.match import MatchState
@@ -88,6 +90,10 @@ BearoffFn = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 MAX_PLIES = 1000
+LUCK_RANKERS = ("fitted", "pubeval")
+"""How the luck's candidate plays of each roll are ranked (``RolloutSettings.luck_ranker``)."""
+_NO_RANKER = _ranker.Ranker(np.zeros((2, 24, 31)), np.zeros((2, 2)), np.zeros(_ranker.N_CONTACT), 1)
+"""Placeholder arrays for ``luck_plays`` when pubeval alone ranks (its ranker window is then 0)."""
 """A trial still going after this many plies is scored by the evaluator (never happens in practice)."""
 Z95 = 1.959963984540054
 """Two-sided 95% normal quantile."""
@@ -128,12 +134,21 @@ class RolloutSettings:
     """Stratified dice: the first roll over 36, the first two over 1,296, later rolls permuted per 36 trials."""
     luck_vr: bool = True
     """Luck-based variance reduction: each roll's luck (21 rolls valued at every ply of every trial) is subtracted."""
-    luck_candidates: int = 2
-    """Plays per roll the evaluator judges for the luck: pubeval's best this many (0: the checker play's own
+    luck_candidates: int = 1
+    """Plays per roll the evaluator judges for the luck: the ranker's best this many (0: the checker play's own
     choice for every roll, exact but about 20 times the work of a trial without variance reduction)."""
+    luck_ranker: str = "fitted"
+    """How those plays are ranked: "fitted" (``bgnet.ranker``'s model re-ranks pubeval's best few; its top
+    play is the net's own about 73% of the time, pubeval's about 67%) or "pubeval" (pubeval alone)."""
+    luck_beam: int = 8
+    """A double's plays for the luck are found by a beam of this width over its four steps (pubeval's table
+    score, ``bgnet._rollout_kernels.double_beam``) instead of generating every play (0); the beam's plays are the
+    ones ranked. Doubles have most of the plays: at 8 the luck's plays cost about 5% less and its standard error
+    grows by about 3% (``bench/rollout.py --only vr``); at 16 it matches generating every play."""
     luck_margin: float | None = None
-    """Of those plays, the net judges only the ones within this many pubeval points of the roll's best (a
-    fixed function of the position and roll, so the luck stays an exact control variate; None: all of them)."""
+    """Of those plays, the net judges only the ones within this much of the roll's best by the ranker's score
+    (pubeval points, or about equity for "fitted"; a fixed function of the position and roll, so the luck stays
+    an exact control variate; None: all of them)."""
     luck_decided: float = 0.0
     """Luck VR skips a trial's later rolls once the value after one of its rolls has all five chances within this
     of 0 or 1 (a decided game, where the luck is tiny); decided before the roll, so the luck kept stays an exact
@@ -161,6 +176,10 @@ class RolloutSettings:
             raise RolloutError(f"prune must be 0 (no pruning) or a positive number of plays, got {self.prune!r}")
         if isinstance(self.luck_candidates, bool) or not isinstance(self.luck_candidates, int) or self.luck_candidates < 0:
             raise RolloutError(f"luck_candidates must be 0 or a positive number of plays, got {self.luck_candidates!r}")
+        if isinstance(self.luck_beam, bool) or not isinstance(self.luck_beam, int) or not 0 <= self.luck_beam <= 64:
+            raise RolloutError(f"luck_beam must be 0 (every play) or a beam width up to 64, got {self.luck_beam!r}")
+        if self.luck_ranker not in LUCK_RANKERS:
+            raise RolloutError(f"luck_ranker must be one of {', '.join(LUCK_RANKERS)}, got {self.luck_ranker!r}")
         if self.luck_margin is not None and (isinstance(self.luck_margin, bool)
                                              or not isinstance(self.luck_margin, (int, float)) or self.luck_margin < 0):
             raise RolloutError(f"luck_margin must be None or a non-negative number, got {self.luck_margin!r}")
@@ -614,7 +633,8 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
             if len(rows):
                 got, mean, free = _roll_values(probs_fn, b[rows], outcome[rows], root_mover[rows],
                                                settings.luck_candidates, settings.prune, util, opp_util,
-                                               math.inf if settings.luck_margin is None else settings.luck_margin)
+                                               math.inf if settings.luck_margin is None else settings.luck_margin,
+                                               settings.luck_ranker, settings.luck_beam)
                 diff = got - mean
                 root_diff = np.where(root_mover[rows, None], diff, diff @ _FLIP_LINEAR)
                 luck[live[rows]] += root_diff
@@ -647,12 +667,15 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], chunk_inde
 
 def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root_mover: np.ndarray, top: int,
                  prune: int, util: Utility, opp_util: Utility,
-                 margin: float = math.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+                 margin: float = math.inf, ranker: str = "pubeval", beam: int = 0
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The luck control variate of each board's roll: (value of the roll that came, average over the 21 rolls).
 
     For each roll the mover's play is the evaluator's best among the ``top`` plays
-    pubeval ranks highest (cheap: the net scores ``21 * top`` afterstates per trial), less
-    those more than ``margin`` pubeval points below that roll's best,
+    ranked highest (cheap: the net scores ``21 * top`` afterstates per trial) by pubeval
+    or, with ``ranker`` "fitted", by ``bgnet.ranker``'s model among pubeval's best few, less
+    those more than ``margin`` (the ranker's units) below that roll's best (a double's
+    plays found by a beam of width ``beam``, when it is not 0),
     or with ``top == 0`` the 0-ply checker play itself (every play, or pubeval's best
     ``prune``). Values are the mover's 0-ply chances after that play. The third item
     is, when ``top == 0``, every trial's next board (the actual roll's play, which
@@ -669,8 +692,10 @@ def _roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, roo
             _PUB_TABLES = _pubeval_tables()
         from bgnet.pubeval import WIN_SCORE
 
+        fitted = _ranker.default() if ranker == "fitted" else _NO_RANKER
         cand, slot, owner = _rk.luck_plays(boards, _ROLL_DICE, int(top), float(margin), _PUB_TABLES[0],
-                                           _PUB_TABLES[1], WIN_SCORE)
+                                           _PUB_TABLES[1], WIN_SCORE, fitted.tables, fitted.extra, fitted.contact,
+                                           fitted.window if ranker == "fitted" else 0, int(beam))
         mover = flip_probs(_net(probs_fn, cand))
         vals = _values(mover, root_mover[owner], util, opp_util)
         per_slot = np.where(slot >= 0, vals[np.maximum(slot, 0)], -np.inf)
@@ -932,9 +957,14 @@ class RolloutResult:
         if s.truncate is not None:
             play += f"; truncation evaluation {s.truncate_eval_ply}-ply"
         if s.luck_vr:
+            plays = "play" if s.luck_candidates == 1 else f"{s.luck_candidates} plays"
+            ranked = (f"pubeval's best {plays}" if s.luck_ranker == "pubeval"
+                      else f"the fitted ranker's best {plays} of pubeval's {_ranker.default().window}")
+            unit = "pubeval points" if s.luck_ranker == "pubeval" else "ranker points"
             play += ("; luck judged on the checker play's choice" if s.luck_candidates == 0
-                     else f"; luck judged on pubeval's best {s.luck_candidates} plays of each roll"
-                     + ("" if s.luck_margin is None else f" within {s.luck_margin:g} pubeval points"))
+                     else f"; luck judged on {ranked} for each roll"
+                     + ("" if s.luck_margin is None else f" within {s.luck_margin:g} {unit}")
+                     + (f", doubles by a beam of {s.luck_beam}" if s.luck_beam else ""))
         lines.append(play)
         if cubeful_trials:
             lines.append("Cube: played in every trial by bgnet.cube on the net's 0-ply chances before each roll"

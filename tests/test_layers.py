@@ -19,13 +19,14 @@ ROOT = Path(__file__).resolve().parents[1] / "bgnet"
 LAYERS: dict[str, list[str]] = {
     "engine": [
         "errors", "resources", "blas", "formats", "render", "probs", "notation", "_movegen_kernels", "movegen", "position",
-        "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "pubeval", "bearoff", "model",
+        "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "pubeval", "ranker", "bearoff", "model",
         "_net_kernels", "fastnet",
     ],
     "cube and match logic": ["match", "met", "search", "_cube_kernels", "cube", "game"],
     "coach": [
         "scorers", "selfplay", "td", "learner", "duel_stats", "duel", "backends", "_rollout_kernels", "rollout",
         "trainer", "trainer.config", "trainer.inference", "trainer.distributed", "trainer.selfplay", "trainer.export",
+        "trainer.ranker",
     ],
     "front ends": [
         "hint", "agents", "answers", "", "matchfile", "evaluation", "evaluation.tournament", "evaluation.curve",

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from bgnet import _rollout_kernels as rk
+from bgnet import ranker
 from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
-from bgnet.pubeval import WIN_SCORE
+from bgnet.pubeval import WIN_SCORE, pubeval_scores
 from bgnet.rollout import (
     _DICE36, _PUB_TABLES, _ROLL_DICE, RolloutError, RolloutSettings, _pubeval_tables, _pubeval_top,
     position_candidate, rollout_chunk,
@@ -46,10 +47,69 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     return _PUB_TABLES if _PUB_TABLES is not None else _pubeval_tables()
 
 
+def _ranker_arrays(r: ranker.Ranker) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return r.tables, r.extra, r.contact
+
+
+@pytest.mark.parametrize("k,margin", [(1, np.inf), (2, np.inf), (2, 0.01)])
+def test_luck_plays_with_the_ranker_rerank_pubevals_best_few(boards, k: int, margin: float) -> None:
+    """The fitted ranker's kept plays: its top k among pubeval's best ``window`` plays of the roll, in the move
+    generator's order, worked out here from the move generator, pubeval and the ranker's own scores."""
+    tables, extra = _tables()
+    model = ranker.default()
+    cand, slot, _owner = rk.luck_plays(boards, _ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
+                                       *_ranker_arrays(model), model.window, 0)
+    n, nr = len(boards), len(_ROLL_DICE)
+    after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(_ROLL_DICE, (n, 1)))
+    idx, new_off = _pubeval_top(after, off, model.window)
+    flat = slot.reshape(n * nr, k)
+    differs = 0
+    for g in range(n * nr):
+        window = idx[new_off[g]:new_off[g + 1]]  # pubeval's best, in the move generator's order
+        pub_rank = np.argsort(-pubeval_scores(after[window]), kind="stable")  # best first (ties: the first made)
+        by_pub = window[pub_rank]
+        sc = model.scores(after[by_pub])
+        best_first = by_pub[np.argsort(-sc, kind="stable")][:k]
+        keep = np.sort([i for i in best_first if model.scores(after[i:i + 1])[0] >= sc.max() - margin])
+        got = flat[g][flat[g] >= 0]
+        assert np.array_equal(cand[got], swap_sides_batch(after[keep]))
+        differs += int(best_first[0] != by_pub[0])
+    assert differs > 0.1 * n * nr  # the ranker does re-rank: its top play is often not pubeval's
+
+
+def test_a_wide_double_beam_finds_every_play_and_a_narrow_one_some_of_them(boards) -> None:
+    """With room for every partial play the beam is a move generator for doubles (the same set of plays); at the
+    rollout's width 8 it keeps at most 8, legal ones in nearly every position."""
+    tables, extra = _tables()
+    out = np.empty((8192, 26), np.int8)
+    scores = np.empty(8192)
+    wide, narrow = rk.beam_scratch(2048), rk.beam_scratch(8)
+    legal = total = 0
+    for b in boards[::3]:
+        for d in range(1, 7):
+            after, _s, _n, _off = generate_plays(b[None, :], np.array([[d, d]], np.int8))
+            plays = {bytes(r) for r in after.view(np.uint8)}
+            n = rk.double_beam(b, d, 2048, tables, extra, WIN_SCORE, out, scores, *wide)
+            assert {bytes(r) for r in out[:n].view(np.uint8)} == plays
+            n = rk.double_beam(b, d, 8, tables, extra, WIN_SCORE, out, scores, *narrow)
+            assert 1 <= n <= 8 and (np.diff(scores[:n]) <= 0).all()  # best first
+            legal += sum(bytes(r) in plays for r in out[:n].view(np.uint8))
+            total += n
+    assert legal >= 0.98 * total
+
+
+def test_luck_ranker_is_checked() -> None:
+    with pytest.raises(RolloutError, match="luck_ranker"):
+        RolloutSettings(luck_ranker="gnubg")
+    with pytest.raises(RolloutError, match="luck_beam"):
+        RolloutSettings(luck_beam=-1)
+
+
 @pytest.mark.parametrize("k,margin", [(1, np.inf), (2, np.inf), (3, np.inf), (2, 1.0), (4, 0.5)])
 def test_luck_plays_are_the_move_generators_plays_ranked_by_pubeval(boards, k: int, margin: float) -> None:
     tables, extra = _tables()
-    cand, slot, owner = rk.luck_plays(boards, _ROLL_DICE, k, margin, tables, extra, WIN_SCORE)
+    cand, slot, owner = rk.luck_plays(boards, _ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
+                                      *_ranker_arrays(ranker.default()), 0, 0)
     n, nr = len(boards), len(_ROLL_DICE)
     after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(_ROLL_DICE, (n, 1)))
     idx, new_off = _pubeval_top(after, off, k, margin)

@@ -1,0 +1,224 @@
+"""Fit ``bgnet.ranker``'s play ranker to a net: ``python -m bgnet.trainer.ranker [--out F] [--games N] [--seed S]``.
+
+Positions come from the net's own 0-ply self-play from the opening. For each
+position and each of the 21 rolls, pubeval's best ``window`` plays are valued by
+the net (the mover's cubeless equity); the ranker's weights are the least-squares
+fit of those equities within each roll's plays (each roll's mean removed, since only
+the order within a roll matters). The fit is printed with its held-out agreement:
+how often the ranker's top play is the net's best play of the roll.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+from numba import njit
+
+from bgnet import ranker as rk
+from bgnet.bearoff import with_database
+from bgnet.fastnet import load_numpy_net
+from bgnet.movegen import generate_plays, swap_sides_batch
+from bgnet.position import Position
+from bgnet.pubeval import race_scan
+from bgnet.resources import default_checkpoint
+
+ProbsFn = Callable[[np.ndarray], np.ndarray]
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], np.int8)
+_N_TABLE = 2 * 24 * 31
+N_WEIGHTS = _N_TABLE + 4 + rk.N_CONTACT
+
+
+def _mover_equity(probs_fn: ProbsFn, after: np.ndarray) -> np.ndarray:
+    """Cubeless equity of the side that made each afterstate (mover's view rows)."""
+    p = np.asarray(probs_fn(swap_sides_batch(after)), np.float64)  # the opponent on roll
+    return -((2.0 * p[:, 0] - 1.0) + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4])
+
+
+def self_play_positions(probs_fn: ProbsFn, games: int, seed: int) -> np.ndarray:
+    """Every position (side on roll's view) of ``games`` 0-ply self-play games from the opening."""
+    rng = np.random.default_rng(seed)
+    boards = np.repeat(np.array(Position.start().board, np.int8)[None, :], games, axis=0)
+    seen = []
+    while len(boards):
+        seen.append(boards.copy())
+        dice = rng.integers(1, 7, size=(len(boards), 2)).astype(np.int8)
+        after, _s, _n, off = generate_plays(boards, dice)
+        eq = _mover_equity(probs_fn, after)
+        best = np.array([lo + int(np.argmax(eq[lo:hi])) for lo, hi in zip(off[:-1], off[1:])], np.int64)
+        boards = swap_sides_batch(after[best])
+        alive = (boards > 0).any(axis=1) & (boards < 0).any(axis=1)
+        boards = boards[alive]
+    return np.ascontiguousarray(np.concatenate(seen))
+
+
+def roll_plays(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every play of every board and roll: (mover-view afterstates, offsets per (board, roll))."""
+    n = len(boards)
+    after, _s, _n, off = generate_plays(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (n, 1)))
+    return after, off
+
+
+@njit(cache=True)
+def _top_rows(off, score, k):  # type: ignore[no-untyped-def]
+    """Rows of each segment's ``k`` best scores (ties: the first), in row order, and the new offsets."""
+    n = off.shape[0] - 1
+    rows = np.empty(n * k, np.int64)
+    new = np.zeros(n + 1, np.int64)
+    m = 0
+    for g in range(n):
+        lo, hi = off[g], off[g + 1]
+        order = np.argsort(-score[lo:hi], kind="mergesort")[:k]
+        order.sort()
+        for q in order:
+            rows[m] = lo + q
+            m += 1
+        new[g + 1] = m
+    return rows[:m], new
+
+
+@njit(cache=True)
+def _design_row(row, idx, val, xs):  # type: ignore[no-untyped-def]
+    """Non-zero columns of one afterstate's design row (0 for a finished game)."""
+    in_play, race = race_scan(row)
+    if in_play == 0:
+        return 0
+    v = 0 if race else 1
+    for block in range(24):
+        idx[block] = (v * 24 + block) * 31 + row[24 - block] + 15
+        val[block] = 1.0
+    idx[24] = _N_TABLE + 2 * v
+    val[24] = (-row[0]) / 2.0
+    idx[25] = _N_TABLE + 2 * v + 1
+    val[25] = (15 - in_play) / 15.0
+    m = 26
+    if not race:
+        rk.contact_features(row, xs)
+        for k in range(xs.shape[0]):
+            idx[m] = _N_TABLE + 4 + k
+            val[m] = xs[k]
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _normal_equations(after, off, y, nw):  # type: ignore[no-untyped-def]
+    """X'X and X'y of the within-segment (demeaned) least squares."""
+    a = np.zeros((nw, nw))
+    b = np.zeros(nw)
+    s = np.zeros(nw)
+    nz = np.zeros(nw, np.int64)
+    mark = np.zeros(nw, np.bool_)
+    idx = np.zeros(64, np.int64)
+    val = np.zeros(64)
+    xs = np.zeros(rk.N_CONTACT)
+    for g in range(off.shape[0] - 1):
+        lo, hi = off[g], off[g + 1]
+        cnt = 0
+        ybar = 0.0
+        nn = 0
+        for j in range(lo, hi):
+            m = _design_row(after[j], idx, val, xs)
+            if m == 0:
+                continue
+            cnt += 1
+            ybar += y[j]
+            for q in range(m):
+                f = idx[q]
+                if not mark[f]:
+                    mark[f] = True
+                    nz[nn] = f
+                    nn += 1
+                s[f] += val[q]
+        if cnt >= 2:
+            ybar /= cnt
+            for j in range(lo, hi):
+                m = _design_row(after[j], idx, val, xs)
+                if m == 0:
+                    continue
+                yy = y[j] - ybar
+                for q in range(m):
+                    b[idx[q]] += val[q] * yy
+                    for r in range(m):
+                        a[idx[q], idx[r]] += val[q] * val[r]
+            for q in range(nn):
+                for r in range(nn):
+                    a[nz[q], nz[r]] -= s[nz[q]] * s[nz[r]] / cnt
+        for q in range(nn):
+            s[nz[q]] = 0.0
+            mark[nz[q]] = False
+    return a, b
+
+
+def _pubeval_scores(after: np.ndarray) -> np.ndarray:
+    from bgnet.pubeval import pubeval_scores
+
+    return np.asarray(pubeval_scores(after), np.float64)
+
+
+def fit(probs_fn: ProbsFn, boards: np.ndarray, window: int = 4, ridge: float = 1e-3) -> rk.Ranker:
+    """The ranker fitted to ``probs_fn``'s equities of pubeval's best ``window`` plays of each board and roll."""
+    after, off = roll_plays(boards)
+    rows, new_off = _top_rows(off, _pubeval_scores(after), window)
+    top = np.ascontiguousarray(after[rows])
+    a, b = _normal_equations(top, new_off, _mover_equity(probs_fn, top), N_WEIGHTS)
+    w = np.linalg.solve(a + ridge * np.eye(N_WEIGHTS), b)
+    return rk.Ranker(w[:_N_TABLE].reshape(2, 24, 31).copy(), w[_N_TABLE:_N_TABLE + 4].reshape(2, 2).copy(),
+                     w[_N_TABLE + 4:].copy(), window)
+
+
+def agreement(probs_fn: ProbsFn, boards: np.ndarray, ranker: rk.Ranker | None) -> tuple[float, float]:
+    """(share of rolls whose top play is the net's best, mean equity the top play gives up) over every roll of
+    ``boards``: the ranker's top among pubeval's best ``window``, or (``ranker`` None) pubeval's top."""
+    after, off = roll_plays(boards)
+    eq = _mover_equity(probs_fn, after)
+    pub = _pubeval_scores(after)
+    hit = 0
+    loss = 0.0
+    groups = 0
+    for lo, hi in zip(off[:-1], off[1:]):
+        if hi == lo:
+            continue
+        groups += 1
+        if ranker is None:
+            pick = lo + int(np.argmax(pub[lo:hi]))
+        else:
+            cands = lo + np.sort(np.argsort(-pub[lo:hi], kind="stable")[:ranker.window])
+            pick = int(cands[np.argmax(ranker.scores(after[cands]))])
+        best = float(eq[lo:hi].max())
+        hit += bool(eq[pick] >= best)
+        loss += best - float(eq[pick])
+    return hit / groups, loss / groups
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bgnet.trainer.ranker", description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default=None, help="checkpoint whose net is fitted (default: the released net)")
+    parser.add_argument("--out", default=str(rk.MODEL_FILE), help="model file to write (default: the shipped one)")
+    parser.add_argument("--games", type=int, default=300, help="self-play games whose positions are fitted")
+    parser.add_argument("--window", type=int, default=4, help="pubeval's best N plays of a roll are re-ranked")
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.games < 1 or args.window < 1:
+        print("python -m bgnet.trainer.ranker: error: --games and --window must be positive", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    probs_fn = with_database(load_numpy_net(args.model or default_checkpoint()).probs_of_boards)
+    train = self_play_positions(probs_fn, args.games, args.seed)
+    held_out = self_play_positions(probs_fn, max(1, args.games // 10), args.seed + 1_000_003)
+    model = fit(probs_fn, train, args.window)
+    rk.save(model, args.out)
+    print(f"fitted on {len(train)} positions of {args.games} games (seed {args.seed}) in "
+          f"{time.perf_counter() - t0:.0f} s; wrote {args.out}")
+    for name, r in (("pubeval's top play", None), (f"the ranker's top of pubeval's best {args.window}", model)):
+        hit, loss = agreement(probs_fn, held_out, r)
+        print(f"  {name}: the net's best play in {100 * hit:.1f}% of {len(held_out)} held-out positions' rolls, "
+              f"mean loss {loss:.4f} equity")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
