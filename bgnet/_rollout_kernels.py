@@ -166,23 +166,6 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
     return nb
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _insert(top, c, k, scores, j, sj):  # type: ignore[no-untyped-def]
-    """Put play ``j`` (score ``sj``) into the sorted (best first) window ``top`` of at most ``k``; returns its size."""
-    if c < k:
-        q = c
-        c += 1
-    elif sj > scores[top[k - 1]]:
-        q = k - 1
-    else:
-        return c
-    while q > 0 and scores[top[q - 1]] < sj:
-        top[q] = top[q - 1]
-        q -= 1
-    top[q] = j
-    return c
-
-
 @njit(cache=True, nogil=True)
 def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rextra, rcontact, window,
                beam):  # type: ignore[no-untyped-def]
@@ -258,15 +241,18 @@ def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rext
             if window == 0:
                 for q in range(c):
                     top[q] = first[q]
-            else:  # the ranker's best k of pubeval's best ``window``
-                c1 = c
-                c = 0
-                for q1 in range(c1):
+            else:  # pubeval's best ``window`` sorted again by the ranker's score (ties: pubeval's order), best k
+                for q1 in range(c):
                     j = first[q1]
                     scores[j] = score_row(out_b[j], rtables, rextra, rcontact)
-                for q1 in range(c1):
-                    j = first[q1]
-                    c = _insert(top, c, k, scores, j, scores[j])
+                    q = q1
+                    while q > 0 and scores[first[q - 1]] < scores[j]:
+                        first[q] = first[q - 1]
+                        q -= 1
+                    first[q] = j
+                c = min(c, k)
+                for q in range(c):
+                    top[q] = first[q]
             best = scores[top[0]]
             kept = 0
             for q in range(c):
