@@ -52,11 +52,11 @@ def test_a_fit_on_a_few_positions_ranks_better_than_pubeval() -> None:
     """Fitted to the released net on a few self-play games, the ranker's top play agrees with the net more often
     than pubeval's on other games (the shipped model's figures are in docs/BENCHMARKS.md)."""
     from bgnet.bearoff import with_database
-    from bgnet.fastnet import load_numpy_net
+    from bgnet.fastnet import load_evaluator
     from bgnet.resources import default_checkpoint
     from bgnet.trainer import ranker as fitting
 
-    net = with_database(load_numpy_net(default_checkpoint()).probs_of_boards)
+    net = with_database(load_evaluator(default_checkpoint()).probs_of_boards)
     train = fitting.self_play_positions(net, 12, seed=1)
     test = fitting.self_play_positions(net, 4, seed=2)[::3]
     model = fitting.fit(net, train, window=4)
@@ -87,3 +87,12 @@ def test_the_rankers_race_flag_is_pubevals() -> None:
         assert (in_play, race) == race_scan(row)
         flags.add(race)
     assert flags == {True, False}
+
+
+def test_the_fitting_command_refuses_a_missing_net_in_one_sentence(tmp_path, capsys) -> None:
+    from bgnet.trainer import ranker as fitting
+
+    assert fitting.main(["--model", str(tmp_path / "none.pt"), "--out", str(tmp_path / "r.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "Traceback" not in err and not (tmp_path / "r.npz").exists()
+    assert fitting.main(["--games", "0"]) == 2

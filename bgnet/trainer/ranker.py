@@ -20,7 +20,8 @@ from numba import njit
 
 from bgnet import ranker as rk
 from bgnet.bearoff import with_database
-from bgnet.fastnet import load_numpy_net
+from bgnet.errors import BgnetError
+from bgnet.fastnet import load_evaluator
 from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
 from bgnet.pubeval import race_scan
@@ -206,11 +207,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("python -m bgnet.trainer.ranker: error: --games and --window must be positive", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    probs_fn = with_database(load_numpy_net(args.model or default_checkpoint()).probs_of_boards)
-    train = self_play_positions(probs_fn, args.games, args.seed)
-    held_out = self_play_positions(probs_fn, max(1, args.games // 10), args.seed + 1_000_003)
-    model = fit(probs_fn, train, args.window)
-    rk.save(model, args.out)
+    try:
+        probs_fn = with_database(load_evaluator(args.model or default_checkpoint()).probs_of_boards)
+        train = self_play_positions(probs_fn, args.games, args.seed)
+        held_out = self_play_positions(probs_fn, max(1, args.games // 10), args.seed + 1_000_003)
+        model = fit(probs_fn, train, args.window)
+        rk.save(model, args.out)
+    except (BgnetError, OSError) as exc:
+        print(f"python -m bgnet.trainer.ranker: error: {exc}", file=sys.stderr)
+        return 2
     print(f"fitted on {len(train)} positions of {args.games} games (seed {args.seed}) in "
           f"{time.perf_counter() - t0:.0f} s; wrote {args.out}")
     for name, r in (("pubeval's top play", None), (f"the ranker's top of pubeval's best {args.window}", model)):
