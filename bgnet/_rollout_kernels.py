@@ -80,9 +80,10 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
     best by pubeval's table (the vector of the position before the roll, updated step
     by step) are kept; the deepest step reached gives the plays. A fixed function of the
     position, so a luck built on it stays exact; with a beam as wide as the plays it
-    finds every legal play. A beam can stop a step short of what a pruned line could
-    have played: the play it keeps then breaks the rule of playing all four, which
-    only makes the luck a looser estimate.
+    finds every legal play. A play that bears off the last checker stays in the beam
+    to the end. A beam can stop a step short of what a pruned line could have played:
+    the play it keeps then breaks the rule of playing all four, which only makes the
+    luck a looser estimate.
     """
     in_play, race = race_scan(board)
     v = 0 if race else 1
@@ -104,19 +105,27 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
         nk = 0
         for i in range(nb):
             b = beam[i]
-            m = _sources(b, st[i, 2], st[i, 3])
+            m = _sources(b, st[i, 2], st[i, 3]) if st[i, 4] > 0 else np.int64(1)  # a won game stays as it is
             while m:
-                p = _top(m)
-                m ^= np.int64(1) << np.int64(p)
-                t = _target(b, p, d, st[i, 2])
-                if t < 0:
-                    continue
-                hit = t >= 1 and b[t] == -1
-                score = sc[i] + _step_gain(b, p, t, hit, tables, extra, v)
-                if t == 0 and st[i, 4] == 1:
-                    score = win_score
-                ka, kb, _o, h = _apply(b, p, t, st[i, 0], st[i, 1], st[i, 2])
-                _undo(b, p, t, h)
+                if st[i, 4] == 0:
+                    m = np.int64(0)
+                    p = -1
+                    t = -1
+                    score = sc[i]
+                    ka = st[i, 0]
+                    kb = st[i, 1]
+                else:
+                    p = _top(m)
+                    m ^= np.int64(1) << np.int64(p)
+                    t = _target(b, p, d, st[i, 2])
+                    if t < 0:
+                        continue
+                    hit = t >= 1 and b[t] == -1
+                    score = sc[i] + _step_gain(b, p, t, hit, tables, extra, v)
+                    if t == 0 and st[i, 4] == 1:
+                        score = win_score
+                    ka, kb, _o, h = _apply(b, p, t, st[i, 0], st[i, 1], st[i, 2])
+                    _undo(b, p, t, h)
                 # into the sorted (best first) window of the best ``width`` distinct children
                 if nk == width and score <= ks[nk - 1]:
                     continue
@@ -147,12 +156,15 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
             i = kid[c, 0]
             for x in range(26):
                 nxt[c, x] = beam[i, x]
-            ka, kb, o2, _h = _apply(nxt[c], kid[c, 1], kid[c, 2], st[i, 0], st[i, 1], st[i, 2])
-            nst[c, 0] = ka
-            nst[c, 1] = kb
-            nst[c, 2] = o2
-            nst[c, 3] = kid[c, 1]
-            nst[c, 4] = st[i, 4] - (1 if kid[c, 2] == 0 else 0)
+            for x in range(5):
+                nst[c, x] = st[i, x]
+            if kid[c, 1] >= 0:
+                ka, kb, o2, _h = _apply(nxt[c], kid[c, 1], kid[c, 2], st[i, 0], st[i, 1], st[i, 2])
+                nst[c, 0] = ka
+                nst[c, 1] = kb
+                nst[c, 2] = o2
+                nst[c, 3] = kid[c, 1]
+                nst[c, 4] = st[i, 4] - (1 if kid[c, 2] == 0 else 0)
             scores[c] = ks[c]
         nb = nk
         beam, nxt = nxt, beam

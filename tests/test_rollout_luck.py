@@ -193,3 +193,19 @@ def test_luck_lowers_the_cubeful_standard_errors_without_moving_the_means(agent)
         assert a.cubeful_stderr < 0.5 * b.cubeful_stderr
         # The same trials: the means differ by the mean luck charged, which is of the order of the plain stderr.
         assert abs(a.cubeful_equity - b.cubeful_equity) < 4.0 * b.cubeful_stderr
+
+
+def test_a_narrow_double_beam_keeps_the_play_that_wins() -> None:
+    """Two checkers left on the 1-point and 6-6: both come off with the first two steps, the game is won; a beam of
+    1 must keep that play, though a position with checkers left could have played all four steps."""
+    tables, extra = _tables()
+    b = np.zeros(26, np.int8)
+    b[1] = 2
+    b[20] = -5
+    out = np.empty((64, 26), np.int8)
+    scores = np.empty(64)
+    n = rk.double_beam(b, 6, 1, tables, extra, WIN_SCORE, out, scores, *rk.beam_scratch(1))
+    assert n == 1 and out[0, 1:26].max() == 0 and scores[0] == WIN_SCORE
+    b[1], b[3] = 1, 3  # four checkers: 6-6 bears them all off; a beam of 2 still finds the win
+    n = rk.double_beam(b, 6, 2, tables, extra, WIN_SCORE, out, scores, *rk.beam_scratch(2))
+    assert out[0, 1:26].max() == 0 and scores[0] == WIN_SCORE
