@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from bgnet.evaluation.curve import CurveError
     from bgnet.matchfile import MatchFileError
     from bgnet.model import CheckpointError
+    from bgnet.ranker import RankerError
     from bgnet.rollout import RolloutError
     from bgnet.pubeval import PubevalInputError
     from bgnet.search import SearchError
@@ -72,7 +73,7 @@ _LAZY = {
     "CheckpointError": "bgnet.model", "PubevalInputError": "bgnet.pubeval", "BearoffError": "bgnet.bearoff",
     "BackendError": "bgnet.backends", "ConfigError": "bgnet.trainer.config", "CliError": "bgnet.cli",
     "EvalUsageError": "bgnet.evaluation.cli", "CurveError": "bgnet.evaluation.curve", "ApiError": "bgnet.serve.engine",
-    "MatchFileError": "bgnet.matchfile", "RolloutError": "bgnet.rollout",
+    "MatchFileError": "bgnet.matchfile", "RolloutError": "bgnet.rollout", "RankerError": "bgnet.ranker",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
 
@@ -80,7 +81,8 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "InvalidMoveError", "InvalidPositionError", "AgentSpecError", "NoProbabilitiesError",
                  "InvalidMatchStateError", "InvalidProbsError", "InvalidMETError", "GameRuleError", "HintError",
                  "SearchError", "CheckpointError", "PubevalInputError", "BearoffError", "BackendError", "ConfigError",
-                 "CliError", "EvalUsageError", "CurveError", "ApiError", "MatchFileError", "RolloutError")
+                 "CliError", "EvalUsageError", "CurveError", "ApiError", "MatchFileError", "RolloutError",
+                 "RankerError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [
