@@ -4,14 +4,16 @@ The luck of a roll needs, for every live position and each of the 21 rolls, the
 best of the plays pubeval ranks highest, valued by the net. ``luck_plays`` does it
 without the big intermediate arrays of the general path: it generates each roll's
 plays into a small reused buffer (the move generator's own ``gen_one``), ranks them
-with pubeval's table form as it goes, keeps the top ``k`` (within a margin), and
-writes each kept afterstate turned round (the opponent on roll), once per position:
+with pubeval's table form as it goes (``bgnet.ranker.table_score``), re-ranks pubeval's
+best few with ``bgnet.ranker``'s fitted score when asked, keeps the top ``k`` (within a
+margin), and writes each kept afterstate turned round (the opponent on roll), once per position:
 the same afterstate reached by two rolls (4-1 and 3-2 both playing 8/4 6/5, say) is
 evaluated once. The net then values them through ``bgnet.fastnet`` (whose fused
 kernel is ``bgnet._net_kernels``).
 
-It calls another module's numba function (``gen_one``), whose later edits numba's
-on-disk cache does not notice here: a stale ``luck_plays`` could only make the luck a
+It calls other modules' numba functions (``gen_one`` and the move generator's step
+helpers, ``bgnet.ranker``'s scores), whose later edits numba's on-disk cache does not
+notice here: a stale ``luck_plays`` could only make the luck a
 worse control variate, never a biased one (``tests/test_rollout_luck.py`` checks it
 against the move generator).
 """
@@ -23,7 +25,7 @@ from numba import njit
 
 from bgnet._movegen_kernels import MAX_PER_POSITION, TABLE_SIZE, _apply, _keys_of, _sources, _target, _top, _undo, gen_one
 from bgnet.pubeval import race_scan
-from bgnet.ranker import score_row
+from bgnet.ranker import score_row, table_score
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -32,13 +34,7 @@ def pubeval_row(row, tables, extra, win_score):  # type: ignore[no-untyped-def]
     in_play, is_race = race_scan(row)
     if in_play == 0:
         return win_score
-    v = 0 if is_race else 1
-    s = 0.0
-    for block in range(24):
-        s += tables[v, block, row[24 - block] + 15]
-    s += extra[v, 0] * (-row[0]) / 2.0
-    s += extra[v, 1] * (15 - in_play) / 15.0
-    return s
+    return table_score(row, tables, extra, in_play, is_race)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -87,10 +83,7 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
     """
     in_play, race = race_scan(board)
     v = 0 if race else 1
-    base = 0.0
-    for block in range(24):
-        base += tables[v, block, board[24 - block] + 15]
-    base += extra[v, 0] * (-board[0]) / 2.0 + extra[v, 1] * (15 - in_play) / 15.0
+    base = table_score(board, tables, extra, in_play, race)
     for x in range(26):
         beam[0, x] = board[x]
     k1, k2, occ = _keys_of(beam[0])

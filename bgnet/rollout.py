@@ -90,11 +90,11 @@ BearoffFn = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 MAX_PLIES = 1000
+"""A trial still going after this many plies is scored by the evaluator (never happens in practice)."""
 LUCK_RANKERS = ("fitted", "pubeval")
 """How the luck's candidate plays of each roll are ranked (``RolloutSettings.luck_ranker``)."""
 _NO_RANKER = _ranker.Ranker(np.zeros((2, 24, 31)), np.zeros((2, 2)), np.zeros(_ranker.N_CONTACT), 1)
 """Placeholder arrays for ``luck_plays`` when pubeval alone ranks (its ranker window is then 0)."""
-"""A trial still going after this many plies is scored by the evaluator (never happens in practice)."""
 Z95 = 1.959963984540054
 """Two-sided 95% normal quantile."""
 

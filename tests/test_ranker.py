@@ -60,8 +60,7 @@ def test_a_fit_on_a_few_positions_ranks_better_than_pubeval() -> None:
     train = fitting.self_play_positions(net, 12, seed=1)
     test = fitting.self_play_positions(net, 4, seed=2)[::3]
     model = fitting.fit(net, train, window=4)
-    hit_fit, loss_fit = fitting.agreement(net, test, model)
-    hit_pub, loss_pub = fitting.agreement(net, test, None)
+    (hit_pub, loss_pub), (hit_fit, loss_fit) = fitting.agreement(net, test, [None, model])
     assert hit_fit > hit_pub and loss_fit < loss_pub
 
 

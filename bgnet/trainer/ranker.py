@@ -24,8 +24,10 @@ from bgnet.errors import BgnetError
 from bgnet.fastnet import load_evaluator
 from bgnet.movegen import generate_plays, swap_sides_batch
 from bgnet.position import Position
+from bgnet.probs import equities
 from bgnet.pubeval import race_scan
 from bgnet.resources import default_checkpoint
+from bgnet.rollout import _pubeval_top
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], np.int8)
@@ -35,8 +37,7 @@ N_WEIGHTS = _N_TABLE + 4 + rk.N_CONTACT
 
 def _mover_equity(probs_fn: ProbsFn, after: np.ndarray) -> np.ndarray:
     """Cubeless equity of the side that made each afterstate (mover's view rows)."""
-    p = np.asarray(probs_fn(swap_sides_batch(after)), np.float64)  # the opponent on roll
-    return -((2.0 * p[:, 0] - 1.0) + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4])
+    return -equities(np.asarray(probs_fn(swap_sides_batch(after)), np.float64))  # the opponent on roll
 
 
 def self_play_positions(probs_fn: ProbsFn, games: int, seed: int) -> np.ndarray:
@@ -61,24 +62,6 @@ def roll_plays(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = len(boards)
     after, _s, _n, off = generate_plays(np.repeat(boards, len(ROLLS), axis=0), np.tile(ROLLS, (n, 1)))
     return after, off
-
-
-@njit(cache=True)
-def _top_rows(off, score, k):  # type: ignore[no-untyped-def]
-    """Rows of each segment's ``k`` best scores (ties: the first), in row order, and the new offsets."""
-    n = off.shape[0] - 1
-    rows = np.empty(n * k, np.int64)
-    new = np.zeros(n + 1, np.int64)
-    m = 0
-    for g in range(n):
-        lo, hi = off[g], off[g + 1]
-        order = np.argsort(-score[lo:hi], kind="mergesort")[:k]
-        order.sort()
-        for q in order:
-            rows[m] = lo + q
-            m += 1
-        new[g + 1] = m
-    return rows[:m], new
 
 
 @njit(cache=True)
@@ -154,16 +137,10 @@ def _normal_equations(after, off, y, nw):  # type: ignore[no-untyped-def]
     return a, b
 
 
-def _pubeval_scores(after: np.ndarray) -> np.ndarray:
-    from bgnet.pubeval import pubeval_scores
-
-    return np.asarray(pubeval_scores(after), np.float64)
-
-
 def fit(probs_fn: ProbsFn, boards: np.ndarray, window: int = 4, ridge: float = 1e-3) -> rk.Ranker:
     """The ranker fitted to ``probs_fn``'s equities of pubeval's best ``window`` plays of each board and roll."""
     after, off = roll_plays(boards)
-    rows, new_off = _top_rows(off, _pubeval_scores(after), window)
+    rows, new_off = _pubeval_top(after, off, window)
     top = np.ascontiguousarray(after[rows])
     a, b = _normal_equations(top, new_off, _mover_equity(probs_fn, top), N_WEIGHTS)
     w = np.linalg.solve(a + ridge * np.eye(N_WEIGHTS), b)
@@ -171,28 +148,21 @@ def fit(probs_fn: ProbsFn, boards: np.ndarray, window: int = 4, ridge: float = 1
                      w[_N_TABLE + 4:].copy(), window)
 
 
-def agreement(probs_fn: ProbsFn, boards: np.ndarray, ranker: rk.Ranker | None) -> tuple[float, float]:
-    """(share of rolls whose top play is the net's best, mean equity the top play gives up) over every roll of
-    ``boards``: the ranker's top among pubeval's best ``window``, or (``ranker`` None) pubeval's top."""
+def agreement(probs_fn: ProbsFn, boards: np.ndarray, rankers: Sequence[rk.Ranker | None]
+              ) -> list[tuple[float, float]]:
+    """Per ranker, (share of rolls whose top play is the net's best, mean equity the top play gives up) over every
+    roll of ``boards``: the ranker's top among pubeval's best ``window``, or (``None``) pubeval's top."""
     after, off = roll_plays(boards)
     eq = _mover_equity(probs_fn, after)
-    pub = _pubeval_scores(after)
-    hit = 0
-    loss = 0.0
-    groups = 0
-    for lo, hi in zip(off[:-1], off[1:]):
-        if hi == lo:
-            continue
-        groups += 1
-        if ranker is None:
-            pick = lo + int(np.argmax(pub[lo:hi]))
-        else:
-            cands = lo + np.sort(np.argsort(-pub[lo:hi], kind="stable")[:ranker.window])
-            pick = int(cands[np.argmax(ranker.scores(after[cands]))])
-        best = float(eq[lo:hi].max())
-        hit += bool(eq[pick] >= best)
-        loss += best - float(eq[pick])
-    return hit / groups, loss / groups
+    best = np.array([eq[lo:hi].max() for lo, hi in zip(off[:-1], off[1:]) if hi > lo])
+    out = []
+    for ranker in rankers:
+        rows, new_off = _pubeval_top(after, off, 1 if ranker is None else ranker.window)
+        score = np.zeros(len(rows)) if ranker is None else ranker.scores(after[rows])
+        picks = np.array([rows[lo + int(np.argmax(score[lo:hi]))] for lo, hi in zip(new_off[:-1], new_off[1:])
+                          if hi > lo])
+        out.append((float(np.mean(eq[picks] >= best)), float(np.mean(best - eq[picks]))))
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,8 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"fitted on {len(train)} positions of {args.games} games (seed {args.seed}) in "
           f"{time.perf_counter() - t0:.0f} s; wrote {args.out}")
-    for name, r in (("pubeval's top play", None), (f"the ranker's top of pubeval's best {args.window}", model)):
-        hit, loss = agreement(probs_fn, held_out, r)
+    names = ("pubeval's top play", f"the ranker's top of pubeval's best {args.window}")
+    for name, (hit, loss) in zip(names, agreement(probs_fn, held_out, [None, model])):
         print(f"  {name}: the net's best play in {100 * hit:.1f}% of {len(held_out)} held-out positions' rolls, "
               f"mean loss {loss:.4f} equity")
     return 0
