@@ -49,6 +49,37 @@ def test_rounds_resume_and_reproduce(init, tmp_path):
     assert load_net(tmp_path / "a" / "round_001.pt").config.feature_version == 2
 
 
+def test_labels_in_parts_resume_and_do_not_depend_on_workers(init, tmp_path, monkeypatch):
+    import bgnet.trainer.rounds as rounds_mod
+
+    cfg = RoundsConfig(**{**SMALL, "rounds": 1, "positions": 90, "label_chunk": 40})
+    whole = run_rounds(str(init), tmp_path / "a", cfg, log=lambda s: None)
+    # interrupted after its first part, then resumed on two workers: the same labels, the first part not redone
+    real, calls = rounds_mod.label_positions, []
+
+    def once_then_fail(*args, **kwargs):
+        calls.append(len(args[1]))
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rounds_mod, "label_positions", once_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        run_rounds(str(init), tmp_path / "b", cfg, log=lambda s: None)
+    assert sorted(p.name for p in (tmp_path / "b").glob("labels_001_part_*")) == ["labels_001_part_000.npz"]
+    monkeypatch.setattr(rounds_mod, "label_positions", lambda *a, **k: calls.append(len(a[1])) or real(*a, **k))
+    again = run_rounds(str(init), tmp_path / "b", RoundsConfig(**{**SMALL, "rounds": 1, "positions": 90,
+                                                                  "label_chunk": 40, "workers": 2}), log=lambda s: None)
+    assert calls == [40, 40, 40, 10]  # part 0, the failed part 1, then parts 1 and 2 only
+    a, b = np.load(tmp_path / "a" / "labels_001.npz"), np.load(tmp_path / "b" / "labels_001.npz")
+    assert np.array_equal(a["boards"], b["boards"]) and np.array_equal(a["targets"], b["targets"])
+    assert again.done[0]["duel_ppg"] == whole.done[0]["duel_ppg"]
+    assert not list((tmp_path / "b").glob("labels_001_part_*")) and not (tmp_path / "b" / "positions_001.npz").exists()
+    # the parts' labels are each part's own 1-ply search, as in one piece
+    fn = probs_fn_of(load_net(init))
+    assert np.allclose(a["targets"], evaluate_boards(fn, a["boards"], 1), atol=1e-6)
+
+
 def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     out = tmp_path / "r"
     args = ["--init", str(init), "--out", str(out), "--rounds", "1", "--positions", "100", "--epochs", "1",

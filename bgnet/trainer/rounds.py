@@ -21,8 +21,9 @@ The folder holds ``state.json`` (rounds done, the current net, every duel),
 ``round_NNN.pt`` (each round's fitted net) and ``current.pt`` (the net the
 next round starts from). Running the same command again continues after the
 last finished round (``--rounds`` may be raised to add rounds; the other
-settings must stay the same); labels of a round are saved (``labels_NNN.npz``) before
-fitting, so an interrupted round does not label twice.
+settings must stay the same, except ``--workers``); labels of a round are saved (``labels_NNN.npz``)
+before fitting, so an interrupted round does not label twice, and with ``--label-chunk N`` they are
+saved in parts as they are made (long rollout labelling).
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ class RoundsConfig:
     keep: str = "mean"
     seed: int = 1
     rollout_trials: int = 36
+    label_chunk: int = 0
+    """Label a round's positions in parts of this many, each saved as it is done (``labels_NNN_part_KKK.npz``),
+    so a long labelling (rollouts) interrupted loses at most one part; 0: all at once."""
+    workers: int = 1
+    """Processes that label at once (``bgnet.backends.LocalBackend``); the labels do not depend on it."""
     kind: str = "all"
     """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
     only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
@@ -141,23 +147,38 @@ def collect_kind_positions(probs_fn: ProbsFn, n: int, seed: int, kind: str, batc
     return np.ascontiguousarray(np.concatenate(found)[:n], np.int8)
 
 
-def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36) -> np.ndarray:
+def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36,
+                    workers: int = 1) -> np.ndarray:
     """Targets (N, 5) for ``boards``: the net's 1-ply or 2-ply search, or rollouts (bgnet.rollout)."""
+    from bgnet.backends import LocalBackend
+
+    backend = LocalBackend(workers) if workers > 1 else None
     if label in ("ply1", "ply2"):
         from bgnet.search import evaluate_boards
 
         ply = int(label[-1])
         chunk = 2048 // len(ROLLS) ** (ply - 1)  # each ply multiplies the boards searched by the 21 rolls: bound memory
-        out = [evaluate_boards(probs_fn, boards[i:i + chunk], ply) for i in range(0, len(boards), chunk)]
-        return np.concatenate(out).astype(np.float32)
+        parts = [boards[i:i + chunk] for i in range(0, len(boards), chunk)]
+        if backend is None:
+            return np.concatenate([evaluate_boards(probs_fn, part, ply) for part in parts]).astype(np.float32)
+        return np.concatenate(list(backend.imap(_ply_task, parts, (probs_fn, ply)))).astype(np.float32)
     if label == "rollout":
         try:
             from bgnet import rollout
         except ImportError:
             raise ValueError("label rollout needs bgnet.rollout, which this bgnet does not have") from None
-        _, probs, _ = rollout.label_positions(probs_fn, boards, trials=trials, seed=seed)
+        # groups of 4096 // trials positions: enough groups to keep every worker busy
+        _, probs, _ = rollout.label_positions(probs_fn, boards, trials=trials, seed=seed, backend=backend)
         return np.asarray(probs, np.float32)
     raise ValueError(f"label {label!r} is not one of {', '.join(LABELS)}")
+
+
+def _ply_task(shared: tuple[ProbsFn, int], boards: np.ndarray, _seed: int) -> np.ndarray:
+    """``bgnet.backends`` chunk function: the n-ply chances of one part of the boards."""
+    from bgnet.search import evaluate_boards
+
+    probs_fn, ply = shared
+    return evaluate_boards(probs_fn, boards, ply)
 
 
 def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsConfig, seed: int) -> tuple[BgNet, float]:
@@ -197,14 +218,42 @@ def _save_npz(path: Path, **arrays: np.ndarray) -> None:
 
 def _round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
                   positions: Callable[[], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Round ``r``'s (boards, targets): read from its labels file, or collected, labelled and saved first."""
+    """Round ``r``'s (boards, targets): read from its labels file, or collected, labelled and saved first.
+
+    With ``cfg.label_chunk`` the positions are saved first (``positions_NNN.npz``) and labelled part by part,
+    each part's seed hashed from the round's and the part number, so a resumed round labels only the parts missing.
+    """
     labels_path = out_dir / f"labels_{r:03d}.npz"
     if labels_path.is_file():
         with np.load(labels_path, allow_pickle=False) as data:
             return data["boards"], data["targets"]
-    boards = positions()
-    targets = label_positions(fn, boards, cfg.label, round_seed(cfg.seed, r, 1), cfg.rollout_trials)
+    seed = round_seed(cfg.seed, r, 1)
+    if cfg.label_chunk <= 0:
+        boards = positions()
+        targets = label_positions(fn, boards, cfg.label, seed, cfg.rollout_trials, cfg.workers)
+    else:
+        boards_path = out_dir / f"positions_{r:03d}.npz"
+        if boards_path.is_file():
+            with np.load(boards_path, allow_pickle=False) as data:
+                boards = data["boards"]
+        else:
+            boards = positions()
+            _save_npz(boards_path, boards=boards)
+        parts = []
+        for k, s in enumerate(range(0, len(boards), cfg.label_chunk)):
+            part_path = out_dir / f"labels_{r:03d}_part_{k:03d}.npz"
+            if part_path.is_file():
+                with np.load(part_path, allow_pickle=False) as data:
+                    parts.append(data["targets"])
+                continue
+            part_seed = int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
+            parts.append(label_positions(fn, boards[s:s + cfg.label_chunk], cfg.label, part_seed, cfg.rollout_trials,
+                                         cfg.workers))
+            _save_npz(part_path, targets=parts[-1])
+        targets = np.concatenate(parts)
     _save_npz(labels_path, boards=boards, targets=targets)
+    for stale in [out_dir / f"positions_{r:03d}.npz", *out_dir.glob(f"labels_{r:03d}_part_*.npz")]:
+        stale.unlink(missing_ok=True)
     return boards, targets
 
 
@@ -224,7 +273,9 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
     if state_path.is_file():
         state = State(**json.loads(state_path.read_text()))
         stored = {**asdict(RoundsConfig()), **state.config}  # fields added since the run began take their defaults
-        same = {k: v for k, v in stored.items() if k != "rounds"} == {k: v for k, v in asdict(cfg).items() if k != "rounds"}
+        free = ("rounds", "workers")  # may change between sittings: neither changes what a round computes
+        same = ({k: v for k, v in stored.items() if k not in free}
+                == {k: v for k, v in asdict(cfg).items() if k not in free})
         if not same or state.init != str(init):
             raise ValueError(f"{state_path} was made with other settings or another --init; use a new --out")
         state.config["rounds"] = cfg.rounds  # more rounds may be asked for later
