@@ -88,6 +88,9 @@ def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     assert main(args[:-2] + ["--batch-games", "8"]) == 2
     assert "other settings" in capsys.readouterr().err
     assert main(["--init", str(tmp_path / "nope.pt"), "--out", str(tmp_path / "x")]) == 2
+    assert main(args[:2] + ["--out", str(tmp_path / "w"), "--workers", "0"]) == 2
+    assert main(args[:2] + ["--out", str(tmp_path / "c"), "--label-chunk", "-1"]) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().err
 
 
 def test_netset_duel_plays_the_deals_of_a_paired_duel(init):

@@ -10,7 +10,7 @@ Each round r starts from the current net: it plays self-play games with it
 (``exploration`` random plays keep the positions varied) and samples
 ``positions`` of the positions reached, labels each with the net's own n-ply
 search (``bgnet.search.evaluate_boards``: the expectation over all 21 rolls) or
-with rollouts (``bgnet.rollout.label_positions`` when that module is present),
+with rollouts (``bgnet.rollout.label_positions``),
 fits a copy of the net to the labels (mean squared error over the five outputs,
 Adam), and plays the copy against the current net in a paired duel. The copy
 replaces the current net only when it wins that duel (points per game > 0, or
@@ -43,6 +43,8 @@ import numpy as np
 import torch
 
 from bgnet import _game_kernels as gk
+from bgnet import rollout
+from bgnet.backends import LocalBackend
 from bgnet.learner import fit
 from bgnet.encoding import KINDS, position_kinds
 from bgnet.model import (BgNet, CheckpointError, NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint,
@@ -149,36 +151,17 @@ def collect_kind_positions(probs_fn: ProbsFn, n: int, seed: int, kind: str, batc
 
 def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36,
                     workers: int = 1) -> np.ndarray:
-    """Targets (N, 5) for ``boards``: the net's 1-ply or 2-ply search, or rollouts (bgnet.rollout)."""
-    from bgnet.backends import LocalBackend
-
+    """Targets (N, 5) for ``boards``: the net's 1-ply or 2-ply search, or its rollouts, in ``workers`` processes."""
+    if label not in LABELS:
+        raise ValueError(f"label {label!r} is not one of {', '.join(LABELS)}")
     backend = LocalBackend(workers) if workers > 1 else None
-    if label in ("ply1", "ply2"):
-        from bgnet.search import evaluate_boards
-
+    if label == "rollout":
+        _, probs, _ = rollout.label_positions(probs_fn, boards, trials=trials, seed=seed, backend=backend)
+    else:
         ply = int(label[-1])
         chunk = 2048 // len(ROLLS) ** (ply - 1)  # each ply multiplies the boards searched by the 21 rolls: bound memory
-        parts = [boards[i:i + chunk] for i in range(0, len(boards), chunk)]
-        if backend is None:
-            return np.concatenate([evaluate_boards(probs_fn, part, ply) for part in parts]).astype(np.float32)
-        return np.concatenate(list(backend.imap(_ply_task, parts, (probs_fn, ply)))).astype(np.float32)
-    if label == "rollout":
-        try:
-            from bgnet import rollout
-        except ImportError:
-            raise ValueError("label rollout needs bgnet.rollout, which this bgnet does not have") from None
-        # groups of 4096 // trials positions: enough groups to keep every worker busy
-        _, probs, _ = rollout.label_positions(probs_fn, boards, trials=trials, seed=seed, backend=backend)
-        return np.asarray(probs, np.float32)
-    raise ValueError(f"label {label!r} is not one of {', '.join(LABELS)}")
-
-
-def _ply_task(shared: tuple[ProbsFn, int], boards: np.ndarray, _seed: int) -> np.ndarray:
-    """``bgnet.backends`` chunk function: the n-ply chances of one part of the boards."""
-    from bgnet.search import evaluate_boards
-
-    probs_fn, ply = shared
-    return evaluate_boards(probs_fn, boards, ply)
+        _, probs, _ = rollout.label_positions(probs_fn, boards, ply=ply, batch=chunk, backend=backend)
+    return np.asarray(probs, np.float32)
 
 
 def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsConfig, seed: int) -> tuple[BgNet, float]:
@@ -266,6 +249,8 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError("keep must be mean or significant")
     if cfg.kind not in ROUND_KINDS:
         raise ValueError(f"kind {cfg.kind!r} is not one of {', '.join(ROUND_KINDS)}")
+    if cfg.workers < 1 or cfg.label_chunk < 0:
+        raise ValueError("--workers must be at least 1 and --label-chunk 0 or more")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     state_path = out_dir / "state.json"
