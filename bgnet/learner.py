@@ -23,8 +23,9 @@ def cosine_lr(lr: float, lr_final: float, progress: float) -> float:
 
 def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, targets: np.ndarray,
         minibatch: int, epochs: int, rng: np.random.Generator, device: torch.device,
-        encode_on_device: bool = False) -> float:
+        encode_on_device: bool = False, scheduler: torch.optim.lr_scheduler.LRScheduler | None = None) -> float:
     """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean training loss seen.
+    ``scheduler``, when given, is stepped after every optimizer step.
 
     The loss of a minibatch is the squared error summed over the five outputs and
     averaged over its positions (a sum, not a mean, over the outputs: five times
@@ -49,6 +50,8 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
             total += float(loss.detach())
             steps += 1
     net.eval()

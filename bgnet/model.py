@@ -364,3 +364,41 @@ def average_nets(nets: Sequence[BgNet]) -> BgNet:
     with torch.no_grad():
         mean.load_state_dict({k: torch.stack([s[k].float() for s in states]).mean(0) for k in states[0]})
     return mean.eval()
+
+
+def committee_net(nets: Sequence[BgNet]) -> BgNet:
+    """One net that computes the committee of ``nets``: the mean of their heads' outputs before the sigmoids.
+
+    The hidden layers are laid side by side with block-diagonal weights, so each member keeps its own
+    units, and the head averages the members' heads. Unlike ``average_nets`` the members need not lie in
+    one basin (nor share widths): the result is their exact committee, a wider net that every reader
+    loads and that training can go on from. The nets must share inputs, depth and activation.
+    """
+    if not nets:
+        raise ValueError("no nets to join")
+    first = nets[0].config
+    for n in nets[1:]:
+        c = n.config
+        if (c.feature_version, c.num_features, c.activation, len(c.hidden)) != \
+                (first.feature_version, first.num_features, first.activation, len(first.hidden)):
+            raise ValueError(f"nets to join must share inputs, depth and activation: {c} differs from {first}")
+    depth = len(first.hidden)
+    config = ModelConfig(hidden=tuple(sum(n.config.hidden[i] for n in nets) for i in range(depth)),
+                         activation=first.activation, num_features=first.num_features,
+                         feature_version=first.feature_version)
+    joined = BgNet(config)
+    with torch.no_grad():
+        for i, layer in enumerate(joined.linears()):
+            layer.weight.zero_()
+            layer.bias.zero_()
+            row = col = 0  # where this member's block starts in the layer's outputs and inputs
+            for member in nets:
+                w, b = member.linears()[i].weight, member.linears()[i].bias
+                rows = slice(None) if i == depth else slice(row, row + w.shape[0])
+                cols = slice(None) if i == 0 else slice(col, col + w.shape[1])
+                share = 1.0 / len(nets) if i == depth else 1.0
+                layer.weight[rows, cols] += share * w
+                layer.bias[rows] += share * b
+                row += w.shape[0]
+                col += w.shape[1]
+    return joined.eval()

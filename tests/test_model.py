@@ -146,3 +146,30 @@ def test_average_nets_is_the_mean_of_the_weights():
         average_nets([a, BgNet(ModelConfig.for_features([8, 8], "relu", 2))])
     with pytest.raises(ValueError, match="no nets"):
         average_nets([])
+
+
+def test_committee_net_averages_the_members_heads_before_the_sigmoids():
+    """Three nets of different widths join into one whose head output is the mean of theirs, on any input;
+    a net of another depth or activation is refused with a sentence."""
+    import pytest
+
+    from bgnet.model import BgNet, ModelConfig, committee_net
+
+    torch.manual_seed(4)
+    members = [BgNet(ModelConfig.for_features(h, "relu", 2)) for h in ([12, 6], [8, 4], [5, 3])]
+    joined = committee_net(members)
+    assert joined.config.hidden == (25, 13)
+    x = torch.randn(50, members[0].config.num_features)
+    with torch.no_grad():
+        mean_logits = sum(m.head(m.body(x)) for m in members) / 3
+        assert torch.allclose(joined.head(joined.body(x)), mean_logits, atol=1e-5)
+        one = committee_net(members[:1])
+        assert torch.allclose(one(x), members[0](x), atol=1e-6)
+        # the committee is not the weight average: it differs from every member on these inputs
+        assert all((joined(x) - m(x)).abs().max() > 1e-3 for m in members)
+    with pytest.raises(ValueError, match="share inputs, depth and activation"):
+        committee_net([members[0], BgNet(ModelConfig.for_features([8], "relu", 2))])
+    with pytest.raises(ValueError, match="share inputs, depth and activation"):
+        committee_net([members[0], BgNet(ModelConfig.for_features([8, 4], "tanh", 2))])
+    with pytest.raises(ValueError, match="no nets"):
+        committee_net([])

@@ -93,6 +93,53 @@ def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     assert "--workers must be at least 1" in capsys.readouterr().err
 
 
+def test_average_and_committee_commands_write_the_combined_net(init, tmp_path, capsys):
+    """``average`` and ``committee`` write loadable nets of the given checkpoints; a net that does not fit
+    the others, or a missing file, gets exit code 2 and one sentence."""
+    torch.manual_seed(1)
+    other = tmp_path / "other.pt"
+    save_checkpoint(other, BgNet(ModelConfig.for_features([16], "relu", 2)))
+    assert main(["average", str(tmp_path / "mean.pt"), str(init), str(other)]) == 0
+    assert main(["committee", str(tmp_path / "joined.pt"), str(init), str(other)]) == 0
+    assert load_net(tmp_path / "mean.pt").config.hidden == (16,)
+    joined, a, b = load_net(tmp_path / "joined.pt"), load_net(init), load_net(other)
+    assert joined.config.hidden == (32,)
+    x = torch.randn(20, joined.config.num_features)
+    with torch.no_grad():
+        assert torch.allclose(joined.head(joined.body(x)), (a.head(a.body(x)) + b.head(b.body(x))) / 2, atol=1e-5)
+    capsys.readouterr()
+    save_checkpoint(tmp_path / "deep.pt", BgNet(ModelConfig.for_features([8, 4], "relu", 2)))
+    assert main(["committee", str(tmp_path / "bad.pt"), str(init), str(tmp_path / "deep.pt")]) == 2
+    assert main(["average", str(tmp_path / "bad.pt"), str(init), str(tmp_path / "nope.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "share inputs, depth and activation" in err and "does not exist" in err
+    assert not (tmp_path / "bad.pt").exists()
+
+
+def test_a_round_can_fit_a_wider_student_with_a_cosine_rate(init, tmp_path, capsys):
+    """``--hidden 24`` fits a Net2Net-widened copy (the round's net and the next current net are 24 wide) and
+    ``--schedule cosine`` ends the fit at a rate of 0; a width list that is not one, or another schedule, is
+    refused with one sentence and exit code 2."""
+    from bgnet.trainer.rounds import fit_copy
+
+    cfg = RoundsConfig(**{**SMALL, "rounds": 1, "hidden": "24", "schedule": "cosine"})
+    run_rounds(str(init), tmp_path / "w", cfg, log=lambda _: None)
+    assert load_net(tmp_path / "w" / "round_001.pt").config.hidden == (24,)
+    net = load_net(init)
+    boards = np.zeros((40, 26), np.int8)
+    boards[:, [6, 8, 13, 24]] = [5, 3, 5, 2]
+    boards[:, [19, 17, 12, 1]] = [-5, -3, -5, -2]
+    targets = np.full((40, 5), 0.5, np.float32)
+    wide, _ = fit_copy(net, boards, targets, cfg, seed=1)
+    flat, _ = fit_copy(net, boards, targets, RoundsConfig(**{**SMALL, "epochs": 1}), seed=1)
+    assert wide.config.hidden == (24,) and flat.config.hidden == (16,)
+    args = ["--init", str(init), "--out", str(tmp_path / "bad"), "--rounds", "1"]
+    assert main(args + ["--hidden", "wide"]) == 2
+    assert main(args + ["--schedule", "step"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a list of widths" in err and "is not constant or cosine" in err
+
+
 def test_netset_duel_plays_the_deals_of_a_paired_duel(init):
     from bgnet.duel import NeuralScorer, paired_duel
     from bgnet.scorers import PubevalScorer

@@ -5,6 +5,7 @@
     python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
     python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
     python -m bgnet.trainer.rounds average OUT.pt CKPT CKPT ...   # the mean of one run's checkpoints' weights
+    python -m bgnet.trainer.rounds committee OUT.pt CKPT CKPT ... # one wider net: the committee of several nets
 
 Each round r starts from the current net: it plays self-play games with it
 (``exploration`` random plays keep the positions varied) and samples
@@ -78,6 +79,13 @@ class RoundsConfig:
     so a long labelling (rollouts) interrupted loses at most one part; 0: all at once."""
     workers: int = 1
     """Processes that label at once (``bgnet.backends.LocalBackend``); the labels do not depend on it."""
+    hidden: str = ""
+    """Hidden widths of the fitted net, e.g. "512,256": the copy is widened to them (Net2Net,
+    ``bgnet.model.widen_hidden``) before it is fitted, so that it can follow its teacher's search more
+    closely; empty: the current net's widths. Later rounds keep the wider net."""
+    schedule: str = "constant"
+    """The fit's learning rate: "constant" (``lr`` throughout) or "cosine" (from ``lr`` down to 0 over the
+    fit's steps)."""
     kind: str = "all"
     """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
     only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
@@ -165,16 +173,38 @@ def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int
 
 
 def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsConfig, seed: int) -> tuple[BgNet, float]:
-    """A copy of ``net`` fitted to (boards, targets); the last epoch's mean squared error."""
+    """A copy of ``net`` (widened to ``cfg.hidden`` if asked) fitted to (boards, targets); the last epoch's mean
+    squared error."""
     torch.manual_seed(seed)
     cand = BgNet(net.config)
     cand.load_state_dict(net.state_dict())
+    widths = student_widths(cfg)
+    if widths and widths != net.config.hidden:
+        from bgnet.model import widen_hidden
+
+        cand = widen_hidden(cand, widths, seed=seed)
     optimizer = torch.optim.Adam(cand.parameters(), lr=cfg.lr)
+    steps = cfg.epochs * -(-len(boards) // cfg.minibatch)
+    scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(steps, 1))
+                 if cfg.schedule == "cosine" else None)
     rng = np.random.default_rng(seed)
     mse = float("nan")
     for _ in range(cfg.epochs):
-        mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"))
+        mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"), scheduler=scheduler)
     return cand, mse
+
+
+def student_widths(cfg: RoundsConfig) -> tuple[int, ...]:
+    """``cfg.hidden`` as widths ("512,256" -> (512, 256)); () when empty; ValueError for anything else."""
+    if not cfg.hidden.strip():
+        return ()
+    try:
+        widths = tuple(int(w) for w in cfg.hidden.split(","))
+    except ValueError:
+        raise ValueError(f"--hidden {cfg.hidden!r} is not a list of widths such as 512,256") from None
+    if any(w < 1 for w in widths):
+        raise ValueError(f"--hidden {cfg.hidden!r} has a width below 1")
+    return widths
 
 
 def duel(a: ProbsFn, b: ProbsFn, pairs: int, seed: int) -> tuple[float, float]:
@@ -251,6 +281,9 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError(f"kind {cfg.kind!r} is not one of {', '.join(ROUND_KINDS)}")
     if cfg.workers < 1 or cfg.label_chunk < 0:
         raise ValueError("--workers must be at least 1 and --label-chunk 0 or more")
+    if cfg.schedule not in ("constant", "cosine"):
+        raise ValueError(f"schedule {cfg.schedule!r} is not constant or cosine")
+    student_widths(cfg)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     state_path = out_dir / "state.json"
@@ -354,23 +387,37 @@ def widen_main(argv: list[str]) -> int:
     return 0
 
 
-def average_main(argv: list[str]) -> int:
-    """``average DST CKPT CKPT ...``: a net whose weights are the mean of the checkpoints' (bgnet.model.average_nets)."""
-    ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds average", description=average_main.__doc__)
+def _combine_main(argv: list[str], command: str, doc: str, combine: Callable[[list[BgNet]], BgNet],
+                  what: str, key: str) -> int:
+    """``COMMAND DST CKPT CKPT ...``: write the net ``combine`` makes of the checkpoints' nets."""
+    ap = argparse.ArgumentParser(prog=f"python -m bgnet.trainer.rounds {command}", description=doc)
     ap.add_argument("dst")
     ap.add_argument("checkpoints", nargs="+")
     args = ap.parse_args(argv)
-    from bgnet.model import average_nets
-
     try:
         nets = [net_from_checkpoint(read_checkpoint(p), f"checkpoint {p!r}") for p in args.checkpoints]
-        net = average_nets(nets)
+        net = combine(nets)
     except (ValueError, CheckpointError) as exc:
-        print(f"bgnet.trainer.rounds average: error: {exc}", file=sys.stderr)
+        print(f"bgnet.trainer.rounds {command}: error: {exc}", file=sys.stderr)
         return 2
-    save_checkpoint(args.dst, net, averaged_from=[str(p) for p in args.checkpoints])
-    print(f"{args.dst}: the mean of {len(nets)} nets, hidden {list(net.config.hidden)}")
+    save_checkpoint(args.dst, net, **{key: [str(p) for p in args.checkpoints]})
+    print(f"{args.dst}: {what} of {len(nets)} nets, hidden {list(net.config.hidden)}")
     return 0
+
+
+def average_main(argv: list[str]) -> int:
+    """``average DST CKPT CKPT ...``: a net whose weights are the mean of the checkpoints' (bgnet.model.average_nets)."""
+    from bgnet.model import average_nets
+
+    return _combine_main(argv, "average", average_main.__doc__ or "", average_nets, "the mean", "averaged_from")
+
+
+def committee_main(argv: list[str]) -> int:
+    """``committee DST CKPT CKPT ...``: one wider net computing the checkpoints' committee (bgnet.model.committee_net)."""
+    from bgnet.model import committee_net
+
+    return _combine_main(argv, "committee", committee_main.__doc__ or "", committee_net, "the committee",
+                         "committee_of")
 
 
 def duel_netset(path: str, opponent: str, games: int, seed: int, bearoff: bool = True,
@@ -425,6 +472,8 @@ def main(argv: list[str] | None = None) -> int:
         return duel_main(argv[1:])
     if argv and argv[0] == "average":
         return average_main(argv[1:])
+    if argv and argv[0] == "committee":
+        return committee_main(argv[1:])
     d = RoundsConfig()
     ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds", description=__doc__.splitlines()[0])
     ap.add_argument("--init", required=True, help="checkpoint of the starting net (a TD run's last.pt or a release)")
