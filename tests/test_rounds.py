@@ -136,8 +136,40 @@ def test_a_round_can_fit_a_wider_student_with_a_cosine_rate(init, tmp_path, caps
     args = ["--init", str(init), "--out", str(tmp_path / "bad"), "--rounds", "1"]
     assert main(args + ["--hidden", "wide"]) == 2
     assert main(args + ["--schedule", "step"]) == 2
+    assert main(args + ["--candidates", "-1"]) == 2
     err = capsys.readouterr().err
     assert "is not a list of widths" in err and "is not constant or cosine" in err
+    assert "--candidates must be 0 or more" in err
+
+
+def test_candidates_are_the_best_plays_afterstates_turned_round(init):
+    """With k = 1 each candidate is, turned round, the 0-ply best play of its board for one of the 21 rolls;
+    with k = 3 every candidate is a legal afterstate of its board, at most 3 a board, none of a finished game;
+    the same seed gives the same candidates."""
+    from bgnet.movegen import generate_afterstates, swap_sides_batch
+    from bgnet.probs import equities
+    from bgnet.search import ROLLS
+    from bgnet.trainer.rounds import candidate_positions
+
+    fn = probs_fn_of(load_net(init))
+    base = collect_positions(fn, 3, seed=5, batch_games=4)
+    rolls = np.array(ROLLS, np.int8)
+    best, legal = set(), set()
+    for board in base:
+        after, offsets = generate_afterstates(np.repeat(board[None], len(rolls), 0), rolls)
+        replies = swap_sides_batch(after)
+        mover = -equities(fn(replies))
+        for i in range(len(rolls)):
+            a, b = offsets[i], offsets[i + 1]
+            best.add(replies[a + int(np.argmax(mover[a:b]))].tobytes())
+            legal.update(r.tobytes() for r in replies[a:b])
+    one = candidate_positions(fn, base, 1, 100, seed=9)
+    assert 1 <= len(one) <= 3 and all(c.tobytes() in best for c in one)
+    three = candidate_positions(fn, base, 3, 100, seed=9)
+    assert len(one) <= len(three) <= 9 and all(c.tobytes() in legal for c in three)
+    assert (gk.terminal_codes(three) == 0).all()
+    assert np.array_equal(three, candidate_positions(fn, base, 3, 100, seed=9))
+    assert len(candidate_positions(fn, base, 3, 2, seed=9)) == 2
 
 
 def test_netset_duel_plays_the_deals_of_a_paired_duel(init):

@@ -83,6 +83,10 @@ class RoundsConfig:
     """Hidden widths of the fitted net, e.g. "512,256": the copy is widened to them (Net2Net,
     ``bgnet.model.widen_hidden``) before it is fitted, so that it can follow its teacher's search more
     closely; empty: the current net's widths. Later rounds keep the wider net."""
+    candidates: int = 0
+    """0: label the self-play positions themselves. k > 0: label instead the afterstates of each self-play
+    position's k best plays at 0-ply for a random roll (``candidate_positions``), the positions a 0-ply
+    move must tell apart."""
     schedule: str = "constant"
     """The fit's learning rate: "constant" (``lr`` throughout) or "cosine" (from ``lr`` down to 0 over the
     fit's steps)."""
@@ -115,7 +119,7 @@ class State:
 
 
 def round_seed(seed: int, round_no: int, stream: int) -> int:
-    """The seed of one stream (0 self-play, 1 labels, 2 fit, 3 duel) of one round."""
+    """The seed of one stream (0 self-play, 1 labels, 2 fit, 3 duel, 4 candidate rolls) of one round."""
     return int(np.random.SeedSequence([seed, round_no, stream]).generate_state(1)[0])
 
 
@@ -140,6 +144,34 @@ def collect_positions(probs_fn: ProbsFn, n: int, seed: int, batch_games: int = 2
             have += len(live)
     pool = np.concatenate(pools)
     return np.ascontiguousarray(pool[np.sort(rng.choice(len(pool), n, replace=False))], np.int8)
+
+
+def candidate_positions(probs_fn: ProbsFn, boards: np.ndarray, k: int, n: int, seed: int) -> np.ndarray:
+    """``n`` positions among the ``k`` best plays' afterstates (at 0-ply) of each board for a random roll.
+
+    These are the positions between which a 0-ply move is chosen, each turned round so that its
+    side on roll is the one about to reply; games that are over are left out. Sampled without
+    replacement from all the candidates (all of them when there are fewer than ``n``).
+    """
+    from bgnet.movegen import generate_afterstates, swap_sides_batch
+    from bgnet.probs import equities
+
+    rng = np.random.default_rng(seed)
+    dice = rng.integers(1, 7, size=(len(boards), 2)).astype(np.int8)
+    picked: list[np.ndarray] = []
+    for lo in range(0, len(boards), 4096):
+        after, offsets = generate_afterstates(boards[lo:lo + 4096], dice[lo:lo + 4096])
+        replies = swap_sides_batch(after)
+        live = gk.terminal_codes(np.ascontiguousarray(replies, np.int8)) == 0
+        mover = -equities(probs_fn(replies))  # the equity each play leaves its mover
+        for i in range(len(offsets) - 1):
+            a, b = offsets[i], offsets[i + 1]
+            order = a + np.argsort(-mover[a:b], kind="stable")[:k]
+            picked.append(replies[order[live[order]]])
+    pool = np.concatenate(picked) if picked else np.zeros((0, 26), np.int8)
+    if len(pool) > n:
+        pool = pool[np.sort(rng.choice(len(pool), n, replace=False))]
+    return np.ascontiguousarray(pool, np.int8)
 
 
 def collect_kind_positions(probs_fn: ProbsFn, n: int, seed: int, kind: str, batch_games: int = 256,
@@ -270,6 +302,14 @@ def _round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
     return boards, targets
 
 
+def round_positions(fn: ProbsFn, cfg: RoundsConfig, r: int) -> np.ndarray:
+    """The positions round ``r`` labels: self-play positions, or their best plays' afterstates (``cfg.candidates``)."""
+    boards = collect_positions(fn, cfg.positions, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration)
+    if cfg.candidates > 0:
+        boards = candidate_positions(fn, boards, cfg.candidates, cfg.positions, round_seed(cfg.seed, r, 4))
+    return boards
+
+
 def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
                log: Callable[[str], None] = print) -> State:
     """Run (or continue) the rounds in folder ``out`` from checkpoint ``init``; the final state."""
@@ -281,6 +321,8 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError(f"kind {cfg.kind!r} is not one of {', '.join(ROUND_KINDS)}")
     if cfg.workers < 1 or cfg.label_chunk < 0:
         raise ValueError("--workers must be at least 1 and --label-chunk 0 or more")
+    if cfg.candidates < 0:
+        raise ValueError("--candidates must be 0 or more")
     if cfg.schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule {cfg.schedule!r} is not constant or cosine")
     student_widths(cfg)
@@ -313,8 +355,7 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         net = net_from_checkpoint(read_checkpoint(current_path), "the current net")
         fn = probs_fn_of(net)
         t0 = time.perf_counter()
-        boards, targets = _round_labels(out_dir, r, cfg, fn, lambda: collect_positions(
-            fn, cfg.positions, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration))
+        boards, targets = _round_labels(out_dir, r, cfg, fn, lambda: round_positions(fn, cfg, r))
         t1 = time.perf_counter()
         cand, mse = fit_copy(net, boards, targets, cfg, round_seed(cfg.seed, r, 2))
         t2 = time.perf_counter()
