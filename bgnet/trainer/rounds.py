@@ -2,6 +2,7 @@
 
     python -m bgnet.trainer.rounds --init runs/v2/last.pt --out runs/rounds [--rounds 4] [--positions 20000]
         [--label ply1|ply2|rollout] [--epochs 3] [--lr 1e-4] [--duel-pairs 2000] [--seed 1]
+        [--candidates K] [--hidden 512,256] [--schedule constant|cosine] [--label-chunk N] [--workers N]
     python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
     python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
     python -m bgnet.trainer.rounds average OUT.pt CKPT CKPT ...   # the mean of one run's checkpoints' weights
