@@ -310,6 +310,12 @@ def widen(net: BgNet, feature_version: int) -> BgNet:
     return wide.eval()
 
 
+def check_widening(old: Sequence[int], new: Sequence[int]) -> None:
+    """ValueError unless hidden widths ``new`` can be reached from ``old`` by ``widen_hidden``."""
+    if len(new) != len(old) or any(n < o for n, o in zip(new, old)):
+        raise ValueError(f"hidden {list(new)} must have {len(old)} layers, each at least as wide as {list(old)}")
+
+
 def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float = 1e-4) -> BgNet:
     """A copy of ``net`` with wider hidden layers that computes (almost) the same function (Net2Net).
 
@@ -321,8 +327,7 @@ def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float 
     """
     old = list(net.config.hidden)
     new = [int(h) for h in hidden]
-    if len(new) != len(old) or any(n < o for n, o in zip(new, old)):
-        raise ValueError(f"hidden {new} must have {len(old)} layers, each at least as wide as {old}")
+    check_widening(old, new)
     gen = torch.Generator().manual_seed(seed)
     config = ModelConfig(hidden=tuple(new), activation=net.config.activation, num_features=net.config.num_features,
                          feature_version=net.config.feature_version)

@@ -137,9 +137,13 @@ def test_a_round_can_fit_a_wider_student_with_a_cosine_rate(init, tmp_path, caps
     assert main(args + ["--hidden", "wide"]) == 2
     assert main(args + ["--schedule", "step"]) == 2
     assert main(args + ["--candidates", "-1"]) == 2
+    assert main(args + ["--candidates", "2", "--kind", "race"]) == 2
+    assert main(args[:3] + [str(tmp_path / "narrow"), "--rounds", "1", "--hidden", "8"]) == 2
     err = capsys.readouterr().err
     assert "is not a list of widths" in err and "is not constant or cosine" in err
-    assert "--candidates must be 0 or more" in err
+    assert "--candidates must be 0 or more" in err and "--kind all only" in err
+    assert "each at least as wide as [16]" in err
+    assert not list((tmp_path / "narrow").glob("*.npz"))  # refused before anything was labelled
 
 
 def test_candidates_are_the_best_plays_afterstates_turned_round(init):

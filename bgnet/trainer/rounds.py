@@ -163,7 +163,7 @@ def candidate_positions(probs_fn: ProbsFn, boards: np.ndarray, k: int, n: int, s
     for lo in range(0, len(boards), 4096):
         after, offsets = generate_afterstates(boards[lo:lo + 4096], dice[lo:lo + 4096])
         replies = swap_sides_batch(after)
-        live = gk.terminal_codes(np.ascontiguousarray(replies, np.int8)) == 0
+        live = gk.terminal_codes(replies) == 0
         mover = -equities(probs_fn(replies))  # the equity each play leaves its mover
         for i in range(len(offsets) - 1):
             a, b = offsets[i], offsets[i + 1]
@@ -211,8 +211,8 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
     torch.manual_seed(seed)
     cand = BgNet(net.config)
     cand.load_state_dict(net.state_dict())
-    widths = student_widths(cfg)
-    if widths and widths != net.config.hidden:
+    widths = student_widths(cfg, net.config.hidden)
+    if widths != net.config.hidden:
         from bgnet.model import widen_hidden
 
         cand = widen_hidden(cand, widths, seed=seed)
@@ -227,16 +227,28 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
     return cand, mse
 
 
-def student_widths(cfg: RoundsConfig) -> tuple[int, ...]:
-    """``cfg.hidden`` as widths ("512,256" -> (512, 256)); () when empty; ValueError for anything else."""
-    if not cfg.hidden.strip():
+def _parse_widths(text: str) -> tuple[int, ...]:
+    """``--hidden`` as widths ("512,256" -> (512, 256)); () when empty; ValueError for anything else."""
+    if not text.strip():
         return ()
     try:
-        widths = tuple(int(w) for w in cfg.hidden.split(","))
+        widths = tuple(int(w) for w in text.split(","))
     except ValueError:
-        raise ValueError(f"--hidden {cfg.hidden!r} is not a list of widths such as 512,256") from None
+        raise ValueError(f"--hidden {text!r} is not a list of widths such as 512,256") from None
     if any(w < 1 for w in widths):
-        raise ValueError(f"--hidden {cfg.hidden!r} has a width below 1")
+        raise ValueError(f"--hidden {text!r} has a width below 1")
+    return widths
+
+
+def student_widths(cfg: RoundsConfig, current: tuple[int, ...]) -> tuple[int, ...]:
+    """The hidden widths a round fits into a net of widths ``current``: ``cfg.hidden``, or ``current`` when it
+    is empty; ValueError when the net cannot be widened to them (checked before a round labels anything)."""
+    from bgnet.model import check_widening
+
+    widths = _parse_widths(cfg.hidden)
+    if not widths:
+        return tuple(current)
+    check_widening(current, widths)
     return widths
 
 
@@ -324,9 +336,11 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError("--workers must be at least 1 and --label-chunk 0 or more")
     if cfg.candidates < 0:
         raise ValueError("--candidates must be 0 or more")
+    if cfg.candidates and cfg.kind != "all":
+        raise ValueError("--candidates works with --kind all only")
     if cfg.schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule {cfg.schedule!r} is not constant or cosine")
-    student_widths(cfg)
+    _parse_widths(cfg.hidden)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     state_path = out_dir / "state.json"
@@ -354,6 +368,7 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         return _run_kind_rounds(out_dir, cfg, state, str(init), log)
     for r in range(len(state.done) + 1, cfg.rounds + 1):
         net = net_from_checkpoint(read_checkpoint(current_path), "the current net")
+        student_widths(cfg, net.config.hidden)
         fn = probs_fn_of(net)
         t0 = time.perf_counter()
         boards, targets = _round_labels(out_dir, r, cfg, fn, lambda: round_positions(fn, cfg, r))
@@ -389,6 +404,7 @@ def _run_kind_rounds(out_dir: Path, cfg: RoundsConfig, state: State, init: str, 
     """The rounds of one kind's net: its positions only, fitted into that net, duelled as whole NetSets."""
     for r in range(len(state.done) + 1, cfg.rounds + 1):
         netset = netset_from_checkpoint(read_checkpoint(out_dir / "current.pt"), "the current nets")
+        student_widths(cfg, netset.net_for(cfg.kind).config.hidden)
         t0 = time.perf_counter()
         boards, targets = _round_labels(out_dir, r, cfg, netset.probs_of_boards, lambda: collect_kind_positions(
             netset.probs_of_boards, cfg.positions, round_seed(cfg.seed, r, 0), cfg.kind, cfg.batch_games,
