@@ -13,6 +13,7 @@ import torch
 
 from bgnet.encoding import encode
 from bgnet.model import BgNet
+from bgnet.probs import equities
 
 
 def cosine_lr(lr: float, lr_final: float, progress: float) -> float:
@@ -21,16 +22,33 @@ def cosine_lr(lr: float, lr_final: float, progress: float) -> float:
     return lr_final + 0.5 * (lr - lr_final) * (1.0 + math.cos(math.pi * progress))
 
 
+def sibling_rank_loss(pred: torch.Tensor, target: torch.Tensor, group: int) -> torch.Tensor:
+    """Mean squared error of each row's equity relative to its group's mean equity (rows in groups of ``group``).
+
+    A 0-ply move only compares the afterstates of one roll, so an error common to all of them costs
+    nothing; this term leaves such an error out and measures only how wrongly the siblings are spread.
+    """
+    e, t = equities(pred).view(-1, group), equities(target).view(-1, group)
+    return (((e - e.mean(dim=1, keepdim=True)) - (t - t.mean(dim=1, keepdim=True))) ** 2).mean()
+
+
 def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, targets: np.ndarray,
         minibatch: int, epochs: int, rng: np.random.Generator, device: torch.device,
-        encode_on_device: bool = False, scheduler: torch.optim.lr_scheduler.LRScheduler | None = None) -> float:
-    """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean training loss seen.
+        encode_on_device: bool = False, scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+        group: int = 1, rank_weight: float = 0.0) -> float:
+    """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean squared error seen.
     ``scheduler``, when given, is stepped after every optimizer step.
 
-    The loss of a minibatch is the squared error summed over the five outputs and
-    averaged over its positions (a sum, not a mean, over the outputs: five times
-    the per-output mean squared error); the value returned is its mean over steps.
+    The squared error of a minibatch is summed over the five outputs and averaged
+    over its positions (a sum, not a mean, over the outputs: five times the
+    per-output mean squared error); the value returned is its mean over steps.
+    With ``group`` > 1 the rows come in consecutive groups of that many siblings (the
+    candidate plays of one roll), shuffled as whole groups, and the loss adds
+    ``rank_weight`` times ``sibling_rank_loss``.
     """
+    n = len(boards)
+    if group > 1 and (n % group or minibatch % group):
+        raise ValueError(f"{n} rows and minibatch {minibatch} must both be multiples of the group size {group}")
     if encode_on_device:
         from bgnet.encoding_torch import encode_torch
 
@@ -38,21 +56,25 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
     else:
         x_all = torch.from_numpy(encode(boards, version=net.config.feature_version)).to(device)
     y_all = torch.from_numpy(np.ascontiguousarray(targets, np.float32)).to(device)
-    n = len(boards)
     net.train()
     total, steps = 0.0, 0
     for _ in range(epochs):
-        order = torch.from_numpy(rng.permutation(n)).to(device)
+        if group > 1:
+            perm = (rng.permutation(n // group)[:, None] * group + np.arange(group)).ravel()
+        else:
+            perm = rng.permutation(n)
+        order = torch.from_numpy(perm).to(device)
         for start in range(0, n, minibatch):
             idx = order[start:start + minibatch]
-            pred = net(x_all[idx])
-            loss = ((pred - y_all[idx]) ** 2).sum(dim=1).mean()
+            pred, y = net(x_all[idx]), y_all[idx]
+            mse = ((pred - y) ** 2).sum(dim=1).mean()
+            loss = mse + rank_weight * sibling_rank_loss(pred, y, group) if group > 1 and rank_weight else mse
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
             if scheduler is not None:
                 scheduler.step()
-            total += float(loss.detach())
+            total += float(mse.detach())
             steps += 1
     net.eval()
     return total / max(steps, 1)

@@ -3,7 +3,10 @@
 import numpy as np
 import torch
 
-from bgnet.learner import fit
+import pytest
+
+from bgnet.learner import fit, sibling_rank_loss
+from bgnet.encoding import encode
 from bgnet.model import BgNet, ModelConfig
 
 
@@ -27,3 +30,32 @@ def test_fit_lowers_the_loss_and_steps_the_schedule_once_per_minibatch():
     last = fit(net, opt, boards, targets, 16, 2, rng, torch.device("cpu"), scheduler=sched)
     assert last < first
     assert sched.last_epoch == steps and opt.param_groups[0]["lr"] < 1e-9
+
+
+def test_sibling_rank_loss_ignores_an_error_common_to_the_group():
+    """An equity error shared by both siblings costs nothing; swapping them costs their spread squared."""
+    target = torch.tensor([[0.6, 0.1, 0.0, 0.1, 0.0], [0.4, 0.1, 0.0, 0.2, 0.0]])  # equities +0.2 and -0.3
+    shifted = target.clone()
+    shifted[:, 0] += 0.05  # both equities +0.1
+    assert float(sibling_rank_loss(shifted, target, 2)) == pytest.approx(0.0, abs=1e-12)
+    assert float(sibling_rank_loss(target.flip(0), target, 2)) == pytest.approx(0.25)  # deviations +-0.25 -> -+0.25
+
+
+def test_a_rank_weighted_fit_spreads_siblings_as_their_targets():
+    """Groups of two boards with targets of opposite equity: a fit with the rank term ends with a smaller
+    sibling error than it started with; rows or a minibatch not in whole groups are refused."""
+    torch.manual_seed(0)
+    net = BgNet(ModelConfig.for_features([8], "relu", 2))
+    boards = _boards(32)
+    boards[1::2, 24], boards[1::2, 23] = 1, 1  # the second sibling has split its back checkers
+    targets = np.tile(np.array([[0.7, 0.2, 0.01, 0.1, 0.005], [0.3, 0.1, 0.0, 0.3, 0.02]], np.float32), (16, 1))
+    x = torch.from_numpy(targets)
+    before = float(sibling_rank_loss(net(torch.from_numpy(encode(boards, version=2))).detach(), x, 2))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    fit(net, opt, boards, targets, 8, 20, np.random.default_rng(0), torch.device("cpu"), group=2, rank_weight=1.0)
+    after = float(sibling_rank_loss(net(torch.from_numpy(encode(boards, version=2))).detach(), x, 2))
+    assert after < 0.1 * before
+    with pytest.raises(ValueError, match="multiples of the group size"):
+        fit(net, opt, boards[:31], targets[:31], 8, 1, np.random.default_rng(0), torch.device("cpu"), group=2)
+    with pytest.raises(ValueError, match="multiples of the group size"):
+        fit(net, opt, boards, targets, 7, 1, np.random.default_rng(0), torch.device("cpu"), group=2)

@@ -138,10 +138,13 @@ def test_a_round_can_fit_a_wider_student_with_a_cosine_rate(init, tmp_path, caps
     assert main(args + ["--schedule", "step"]) == 2
     assert main(args + ["--candidates", "-1"]) == 2
     assert main(args + ["--candidates", "2", "--kind", "race"]) == 2
+    assert main(args + ["--rank-weight", "1"]) == 2  # no candidates to rank
+    assert main(args + ["--candidates", "3", "--rank-weight", "1", "--minibatch", "256"]) == 2
     assert main(args[:3] + [str(tmp_path / "narrow"), "--rounds", "1", "--hidden", "8"]) == 2
     err = capsys.readouterr().err
     assert "is not a list of widths" in err and "is not constant or cosine" in err
     assert "--candidates must be 0 or more" in err and "--kind all only" in err
+    assert err.count("--rank-weight must be 0, or above 0 with --candidates 2 or more that divides") == 2
     assert "each at least as wide as [16]" in err
     assert not list((tmp_path / "narrow").glob("*.npz"))  # refused before anything was labelled
 
@@ -174,6 +177,36 @@ def test_candidates_are_the_best_plays_afterstates_turned_round(init):
     assert (gk.terminal_codes(three) == 0).all()
     assert np.array_equal(three, candidate_positions(fn, base, 3, 100, seed=9))
     assert len(candidate_positions(fn, base, 3, 2, seed=9)) == 2
+
+
+def test_grouped_candidates_are_whole_groups_of_one_boards_best_plays(init, tmp_path):
+    """grouped=True: n // k groups of k consecutive rows, each the k best 0-ply plays of one board for one
+    roll, best first; a rank-weighted round labels whole groups and fits them."""
+    from bgnet.movegen import generate_afterstates, swap_sides_batch
+    from bgnet.probs import equities
+    from bgnet.search import ROLLS
+    from bgnet.trainer.rounds import candidate_positions
+
+    fn = probs_fn_of(load_net(init))
+    base = collect_positions(fn, 6, seed=5, batch_games=4)
+    rolls = np.array(ROLLS, np.int8)
+    tops = set()  # for every board and roll, its two best plays' afterstates in order
+    for board in base:
+        after, offsets = generate_afterstates(np.repeat(board[None], len(rolls), 0), rolls)
+        replies = swap_sides_batch(after)
+        mover = -equities(fn(replies))
+        for i in range(len(rolls)):
+            a, b = offsets[i], offsets[i + 1]
+            order = a + np.argsort(-mover[a:b], kind="stable")[:2]
+            tops.add(replies[order].tobytes())
+    grouped = candidate_positions(fn, base, 2, 7, seed=9, grouped=True)
+    assert grouped.shape == (6, 26)
+    assert all(grouped[g:g + 2].tobytes() in tops for g in range(0, 6, 2))
+    cfg = RoundsConfig(**{**SMALL, "rounds": 1, "positions": 40, "candidates": 2, "rank_weight": 1.0})
+    state = run_rounds(str(init), tmp_path / "g", cfg, log=lambda _: None)
+    with np.load(tmp_path / "g" / "labels_001.npz") as data:
+        assert len(data["boards"]) == 40
+    assert state.done[0]["positions"] == 40 and np.isfinite(state.done[0]["fit_mse"])
 
 
 def test_netset_duel_plays_the_deals_of_a_paired_duel(init):

@@ -2,7 +2,7 @@
 
     python -m bgnet.trainer.rounds --init runs/v2/last.pt --out runs/rounds [--rounds 4] [--positions 20000]
         [--label ply1|ply2|rollout] [--epochs 3] [--lr 1e-4] [--duel-pairs 2000] [--seed 1]
-        [--candidates K] [--hidden 512,256] [--schedule constant|cosine] [--label-chunk N] [--workers N]
+        [--candidates K [--rank-weight W]] [--hidden 512,256] [--schedule constant|cosine] [--label-chunk N] [--workers N]
     python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
     python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
     python -m bgnet.trainer.rounds average OUT.pt CKPT CKPT ...   # the mean of one run's checkpoints' weights
@@ -91,6 +91,11 @@ class RoundsConfig:
     schedule: str = "constant"
     """The fit's learning rate: "constant" (``lr`` throughout) or "cosine" (from ``lr`` down to 0 over the
     fit's steps)."""
+    rank_weight: float = 0.0
+    """0: fit the candidates' labels by squared error alone. w > 0 (needs ``candidates`` of 2 or more): keep
+    each position's k candidates together (``candidate_positions(grouped=True)``: ``positions`` // k whole
+    groups) and add w times the error of each candidate's equity relative to its siblings'
+    (``bgnet.learner.sibling_rank_loss``), the part of the error that changes which play a 0-ply move picks."""
     kind: str = "all"
     """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
     only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
@@ -147,12 +152,15 @@ def collect_positions(probs_fn: ProbsFn, n: int, seed: int, batch_games: int = 2
     return np.ascontiguousarray(pool[np.sort(rng.choice(len(pool), n, replace=False))], np.int8)
 
 
-def candidate_positions(probs_fn: ProbsFn, boards: np.ndarray, k: int, n: int, seed: int) -> np.ndarray:
+def candidate_positions(probs_fn: ProbsFn, boards: np.ndarray, k: int, n: int, seed: int,
+                        grouped: bool = False) -> np.ndarray:
     """``n`` positions among the ``k`` best plays' afterstates (at 0-ply) of each board for a random roll.
 
     These are the positions between which a 0-ply move is chosen, each turned round so that its
     side on roll is the one about to reply; games that are over are left out. Sampled without
-    replacement from all the candidates (all of them when there are fewer than ``n``).
+    replacement from all the candidates (all of them when there are fewer than ``n``); with
+    ``grouped``, ``n // k`` boards' whole groups of ``k`` instead, best first and consecutive
+    (boards with fewer than ``k`` such plays are left out).
     """
     from bgnet.movegen import generate_afterstates, swap_sides_batch
     from bgnet.probs import equities
@@ -168,9 +176,14 @@ def candidate_positions(probs_fn: ProbsFn, boards: np.ndarray, k: int, n: int, s
         for i in range(len(offsets) - 1):
             a, b = offsets[i], offsets[i + 1]
             order = a + np.argsort(-mover[a:b], kind="stable")[:k]
-            picked.append(replies[order[live[order]]])
+            order = order[live[order]]
+            if not grouped or len(order) == k:
+                picked.append(replies[order])
+    if grouped:
+        chosen = np.sort(rng.choice(len(picked), min(n // k, len(picked)), replace=False))
+        picked = [picked[i] for i in chosen]
     pool = np.concatenate(picked) if picked else np.zeros((0, 26), np.int8)
-    if len(pool) > n:
+    if not grouped and len(pool) > n:
         pool = pool[np.sort(rng.choice(len(pool), n, replace=False))]
     return np.ascontiguousarray(pool, np.int8)
 
@@ -221,9 +234,11 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
     scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(steps, 1))
                  if cfg.schedule == "cosine" else None)
     rng = np.random.default_rng(seed)
+    group = cfg.candidates if cfg.rank_weight > 0 else 1
     mse = float("nan")
     for _ in range(cfg.epochs):
-        mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"), scheduler=scheduler)
+        mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"), scheduler=scheduler,
+                  group=group, rank_weight=cfg.rank_weight)
     return cand, mse
 
 
@@ -317,9 +332,12 @@ def _round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
 
 def round_positions(fn: ProbsFn, cfg: RoundsConfig, r: int) -> np.ndarray:
     """The positions round ``r`` labels: self-play positions, or their best plays' afterstates (``cfg.candidates``)."""
-    boards = collect_positions(fn, cfg.positions, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration)
+    grouped = cfg.rank_weight > 0
+    # whole groups need only positions // k boards (twice that, for those with fewer than k plays)
+    n_boards = min(cfg.positions, 2 * (cfg.positions // cfg.candidates)) if grouped else cfg.positions
+    boards = collect_positions(fn, n_boards, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration)
     if cfg.candidates > 0:
-        boards = candidate_positions(fn, boards, cfg.candidates, cfg.positions, round_seed(cfg.seed, r, 4))
+        boards = candidate_positions(fn, boards, cfg.candidates, cfg.positions, round_seed(cfg.seed, r, 4), grouped)
     return boards
 
 
@@ -338,6 +356,8 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError("--candidates must be 0 or more")
     if cfg.candidates and cfg.kind != "all":
         raise ValueError("--candidates works with --kind all only")
+    if cfg.rank_weight < 0 or (cfg.rank_weight > 0 and (cfg.candidates < 2 or cfg.minibatch % cfg.candidates)):
+        raise ValueError("--rank-weight must be 0, or above 0 with --candidates 2 or more that divides --minibatch")
     if cfg.schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule {cfg.schedule!r} is not constant or cosine")
     _parse_widths(cfg.hidden)
