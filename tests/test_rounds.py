@@ -149,27 +149,34 @@ def test_a_round_can_fit_a_wider_student_with_a_cosine_rate(init, tmp_path, caps
     assert not list((tmp_path / "narrow").glob("*.npz"))  # refused before anything was labelled
 
 
-def test_candidates_are_the_best_plays_afterstates_turned_round(init):
-    """With k = 1 each candidate is, turned round, the 0-ply best play of its board for one of the 21 rolls;
-    with k = 3 every candidate is a legal afterstate of its board, at most 3 a board, none of a finished game;
-    the same seed gives the same candidates."""
+def _plays_by_roll(fn, boards):
+    """For every board and each of the 21 rolls, its plays' afterstates turned round, ordered best first at 0-ply."""
     from bgnet.movegen import generate_afterstates, swap_sides_batch
     from bgnet.probs import equities
     from bgnet.search import ROLLS
-    from bgnet.trainer.rounds import candidate_positions
 
-    fn = probs_fn_of(load_net(init))
-    base = collect_positions(fn, 3, seed=5, batch_games=4)
     rolls = np.array(ROLLS, np.int8)
-    best, legal = set(), set()
-    for board in base:
+    for board in boards:
         after, offsets = generate_afterstates(np.repeat(board[None], len(rolls), 0), rolls)
         replies = swap_sides_batch(after)
         mover = -equities(fn(replies))
         for i in range(len(rolls)):
             a, b = offsets[i], offsets[i + 1]
-            best.add(replies[a + int(np.argmax(mover[a:b]))].tobytes())
-            legal.update(r.tobytes() for r in replies[a:b])
+            yield replies[a + np.argsort(-mover[a:b], kind="stable")]
+
+
+def test_candidates_are_the_best_plays_afterstates_turned_round(init):
+    """With k = 1 each candidate is, turned round, the 0-ply best play of its board for one of the 21 rolls;
+    with k = 3 every candidate is a legal afterstate of its board, at most 3 a board, none of a finished game;
+    the same seed gives the same candidates."""
+    from bgnet.trainer.rounds import candidate_positions
+
+    fn = probs_fn_of(load_net(init))
+    base = collect_positions(fn, 3, seed=5, batch_games=4)
+    best, legal = set(), set()
+    for plays in _plays_by_roll(fn, base):
+        best.add(plays[0].tobytes())
+        legal.update(r.tobytes() for r in plays)
     one = candidate_positions(fn, base, 1, 100, seed=9)
     assert 1 <= len(one) <= 3 and all(c.tobytes() in best for c in one)
     three = candidate_positions(fn, base, 3, 100, seed=9)
@@ -182,23 +189,11 @@ def test_candidates_are_the_best_plays_afterstates_turned_round(init):
 def test_grouped_candidates_are_whole_groups_of_one_boards_best_plays(init, tmp_path):
     """grouped=True: n // k groups of k consecutive rows, each the k best 0-ply plays of one board for one
     roll, best first; a rank-weighted round labels whole groups and fits them."""
-    from bgnet.movegen import generate_afterstates, swap_sides_batch
-    from bgnet.probs import equities
-    from bgnet.search import ROLLS
     from bgnet.trainer.rounds import candidate_positions
 
     fn = probs_fn_of(load_net(init))
     base = collect_positions(fn, 6, seed=5, batch_games=4)
-    rolls = np.array(ROLLS, np.int8)
-    tops = set()  # for every board and roll, its two best plays' afterstates in order
-    for board in base:
-        after, offsets = generate_afterstates(np.repeat(board[None], len(rolls), 0), rolls)
-        replies = swap_sides_batch(after)
-        mover = -equities(fn(replies))
-        for i in range(len(rolls)):
-            a, b = offsets[i], offsets[i + 1]
-            order = a + np.argsort(-mover[a:b], kind="stable")[:2]
-            tops.add(replies[order].tobytes())
+    tops = {plays[:2].tobytes() for plays in _plays_by_roll(fn, base)}  # every board and roll's two best, in order
     grouped = candidate_positions(fn, base, 2, 7, seed=9, grouped=True)
     assert grouped.shape == (6, 26)
     assert all(grouped[g:g + 2].tobytes() in tops for g in range(0, 6, 2))
