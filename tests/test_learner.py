@@ -1,12 +1,11 @@
 """The supervised fit: minibatch steps on encoded boards, with an optional per-step learning-rate schedule."""
 
 import numpy as np
+import pytest
 import torch
 
-import pytest
-
-from bgnet.learner import fit, sibling_rank_loss
 from bgnet.encoding import encode
+from bgnet.learner import fit, sibling_rank_loss
 from bgnet.model import BgNet, ModelConfig
 
 
@@ -49,11 +48,11 @@ def test_a_rank_weighted_fit_spreads_siblings_as_their_targets():
     boards = _boards(32)
     boards[1::2, 24], boards[1::2, 23] = 1, 1  # the second sibling has split its back checkers
     targets = np.tile(np.array([[0.7, 0.2, 0.01, 0.1, 0.005], [0.3, 0.1, 0.0, 0.3, 0.02]], np.float32), (16, 1))
-    x = torch.from_numpy(targets)
-    before = float(sibling_rank_loss(net(torch.from_numpy(encode(boards, version=2))).detach(), x, 2))
+    y = torch.from_numpy(targets)
+    before = float(sibling_rank_loss(net(torch.from_numpy(encode(boards, version=2))).detach(), y, 2))
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)
     fit(net, opt, boards, targets, 8, 20, np.random.default_rng(0), torch.device("cpu"), group=2, rank_weight=1.0)
-    after = float(sibling_rank_loss(net(torch.from_numpy(encode(boards, version=2))).detach(), x, 2))
+    after = float(sibling_rank_loss(net(torch.from_numpy(encode(boards, version=2))).detach(), y, 2))
     assert after < 0.1 * before
     with pytest.raises(ValueError, match="multiples of the group size"):
         fit(net, opt, boards[:31], targets[:31], 8, 1, np.random.default_rng(0), torch.device("cpu"), group=2)

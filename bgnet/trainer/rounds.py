@@ -100,6 +100,11 @@ class RoundsConfig:
     """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
     only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
 
+    @property
+    def group_size(self) -> int:
+        """Rows per group of siblings in a round's labels and fit: ``candidates`` with a rank weight, else 1."""
+        return self.candidates if self.rank_weight > 0 else 1
+
 
 @dataclass
 class RoundResult:
@@ -234,11 +239,10 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
     scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(steps, 1))
                  if cfg.schedule == "cosine" else None)
     rng = np.random.default_rng(seed)
-    group = cfg.candidates if cfg.rank_weight > 0 else 1
     mse = float("nan")
     for _ in range(cfg.epochs):
         mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"), scheduler=scheduler,
-                  group=group, rank_weight=cfg.rank_weight)
+                  group=cfg.group_size, rank_weight=cfg.rank_weight)
     return cand, mse
 
 
@@ -332,7 +336,7 @@ def _round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
 
 def round_positions(fn: ProbsFn, cfg: RoundsConfig, r: int) -> np.ndarray:
     """The positions round ``r`` labels: self-play positions, or their best plays' afterstates (``cfg.candidates``)."""
-    grouped = cfg.rank_weight > 0
+    grouped = cfg.group_size > 1
     # whole groups need only positions // k boards (twice that, for those with fewer than k plays)
     n_boards = min(cfg.positions, 2 * (cfg.positions // cfg.candidates)) if grouped else cfg.positions
     boards = collect_positions(fn, n_boards, round_seed(cfg.seed, r, 0), cfg.batch_games, cfg.exploration)
