@@ -10,8 +10,8 @@ import pytest
 from bgnet.position import Position
 from bgnet.probs import Probs
 from bgnet.rollout import (
-    Candidate, RolloutError, RolloutSettings, _DICE36, chunk_plan, combine, dice_for, label_positions, load_targets,
-    position_candidate, rollout, rollout_chunk, save_targets, thread_map,
+    Candidate, RolloutError, RolloutSettings, _DICE36, chunk_plan, combine, dice_for, evaluate_pruned, label_positions,
+    load_targets, position_candidate, rollout, rollout_chunk, save_targets, thread_map,
 )
 
 START = Position.start()
@@ -428,3 +428,25 @@ def test_fused_pubeval_top_picks_what_pubeval_scores_rank_highest() -> None:
             want = np.sort(np.argsort(-seg, kind="stable")[:keep])
             want = want[seg[want] >= seg.max() - margin] + offsets[i]
             assert idx[new_off[i]:new_off[i + 1]].tolist() == want.tolist()
+
+
+def test_pruned_search_is_the_full_search_when_nothing_is_pruned_and_never_better_for_the_last_mover(net) -> None:
+    from bgnet.probs import equities
+    from bgnet.search import evaluate_boards
+
+    boards = np.array([MIDGAME.board, START.board, bearoff_position({6: 2, 5: 1}, {4: 2, 1: 1}).board], np.int8)
+    # no roll has 1,000 plays: the pruned search is then the full one, level by level
+    assert np.allclose(evaluate_pruned(net, boards, 1, 1000), evaluate_boards(net, boards, 1), atol=1e-5)
+    assert np.allclose(evaluate_pruned(net, boards[:1], 2, 1000), evaluate_boards(net, boards[:1], 2), atol=1e-5)
+    # at 1 ply the side on roll chooses among fewer plays: its equity can only fall, and with 1 play it does
+    full = equities(evaluate_boards(net, boards, 1))
+    one, ten = (equities(evaluate_pruned(net, boards, 1, k)) for k in (1, 10))
+    assert (ten <= full + 1e-6).all() and (one <= ten + 1e-6).all() and (one < full - 1e-3).any()
+    # the labelling path gives the same; a finished game its exact value; bad arguments an error
+    _, p, _ = label_positions(net, boards, trials=0, ply=1, last_level_top=10)
+    assert np.allclose(equities(p), ten, atol=1e-5)
+    won = np.zeros((1, 26), np.int8)
+    won[0, 1] = -15  # the side on roll has no checkers left: a finished game
+    assert np.allclose(evaluate_pruned(net, won, 2, 10), evaluate_boards(net, won, 2))
+    with pytest.raises(ValueError, match="ply >= 1"):
+        evaluate_pruned(net, boards, 0, 10)
