@@ -77,7 +77,7 @@ from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
 from bgnet.search import (
-    DEFAULT_FILTERS, MONEY, ROLLS, MoveFilter, Utility, evaluate_boards, rank_moves, utility_for,
+    DEFAULT_FILTERS, MONEY, ROLLS, MoveFilter, Utility, evaluate_boards, finished_games, rank_moves, utility_for,
 )
 
 if TYPE_CHECKING:
@@ -1343,13 +1343,7 @@ def evaluate_pruned(probs_fn: ProbsFn, boards: np.ndarray, ply: int, top: int) -
     if ply < 1 or top < 1:
         raise ValueError(f"evaluate_pruned needs ply >= 1 and top >= 1, got ply {ply}, top {top}")
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
-    out = np.zeros((len(boards), 5), np.float64)
-    codes = gk.terminal_codes(boards)
-    done = codes != 0
-    if done.any():
-        exact = np.zeros((int(done.sum()), 5), np.float32)
-        gk.apply_terminal(codes[done], exact)
-        out[done] = exact
+    out, done = finished_games(boards)
     live = np.flatnonzero(~done)
     if len(live) == 0:
         return out

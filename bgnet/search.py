@@ -193,12 +193,8 @@ def evaluate_boards(evaluator: EvaluatorLike, boards: np.ndarray, ply: int, util
     return _evaluate_boards(as_evaluator(evaluator), boards, check_ply(ply), utility, opp_utility)
 
 
-def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility: Utility,
-                     opp_utility: Utility | None) -> np.ndarray:
-    boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
-    opp_utility = utility if opp_utility is None else opp_utility
-    if ply == 0:
-        return _leaf64(evaluator, boards)
+def finished_games(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(chances (N, 5) float64, exact where a board's game is over and 0 elsewhere; mask (N,) of those boards)."""
     out = np.zeros((len(boards), 5), np.float64)
     codes = gk.terminal_codes(boards)
     done = codes != 0
@@ -206,6 +202,16 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
         exact = np.zeros((int(done.sum()), 5), np.float32)
         gk.apply_terminal(codes[done], exact)
         out[done] = exact
+    return out, done
+
+
+def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility: Utility,
+                     opp_utility: Utility | None) -> np.ndarray:
+    boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+    opp_utility = utility if opp_utility is None else opp_utility
+    if ply == 0:
+        return _leaf64(evaluator, boards)
+    out, done = finished_games(boards)
     if isinstance(evaluator, DatabaseEvaluator):  # pure bear-offs are exact at any depth: no search below them
         known, probs = exact_probs(boards)
         known &= ~done
