@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     full, full_ms = timed(lambda b: evaluate_boards(fn, b, 2), cands)
     rows = [("1-ply", *timed(lambda b: evaluate_boards(fn, b, 1), cands))]
     for k in (int(t) for t in args.tops.split(",")):
-        rows.append((f"2-ply, last level pubeval's best {k}", *timed(lambda b, k=k: evaluate_pruned(fn, b, 2, k), cands)))
+        def pruned(b: np.ndarray, k: int = k) -> np.ndarray:
+            return evaluate_pruned(fn, b, 2, k)
+        rows.append((f"2-ply, last level pubeval's best {k}", *timed(pruned, cands)))
     print(f"{len(cands)} candidate positions, {args.model}, one torch thread")
     print(f"{'label':<36} {'ms a position':>14} {'RMS from 2-ply':>15} {'mean diff':>10}")
     for name, eq, ms in rows:

@@ -33,7 +33,7 @@ def test_positions_are_live_and_labels_are_the_1ply_search(init):
     assert np.abs(y - fn(boards)).max() > 1e-3
     with pytest.raises(ValueError, match="not one of"):
         label_positions(fn, boards, "ply9", seed=0)
-    # the last level pruned to pubeval's best plays: 1-ply labels that are the full ones for a window wider than any roll's plays
+    # the last level pruned to pubeval's best plays: the full 1-ply labels when no roll has that many plays
     assert np.allclose(label_positions(fn, boards[:20], "ply1", seed=0, top=1000), y[:20], atol=1e-5)
     with pytest.raises(ValueError, match="label-top"):
         label_positions(fn, boards, "rollout", seed=0, top=4)
