@@ -212,14 +212,19 @@ def collect_kind_positions(probs_fn: ProbsFn, n: int, seed: int, kind: str, batc
     return np.ascontiguousarray(np.concatenate(found)[:n], np.int8)
 
 
+def check_label_top(label: str, top: int) -> None:
+    """ValueError unless ``top`` (``--label-top``) is 0, or above 0 with a search label (ply1, ply2)."""
+    if top < 0 or (top > 0 and label == "rollout"):
+        raise ValueError("--label-top must be 0, or above 0 with --label ply1 or ply2")
+
+
 def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36,
                     workers: int = 1, top: int = 0) -> np.ndarray:
     """Targets (N, 5) for ``boards``: the net's 1-ply or 2-ply search (its last level among pubeval's best
     ``top`` plays of each roll when ``top`` > 0), or its rollouts, in ``workers`` processes."""
     if label not in LABELS:
         raise ValueError(f"label {label!r} is not one of {', '.join(LABELS)}")
-    if top < 0 or (top > 0 and label == "rollout"):
-        raise ValueError("--label-top must be 0, or above 0 with --label ply1 or ply2")
+    check_label_top(label, top)
     backend = LocalBackend(workers) if workers > 1 else None
     if label == "rollout":
         _, probs, _ = rollout.label_positions(probs_fn, boards, trials=trials, seed=seed, backend=backend)
@@ -364,8 +369,7 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError(f"kind {cfg.kind!r} is not one of {', '.join(ROUND_KINDS)}")
     if cfg.workers < 1 or cfg.label_chunk < 0:
         raise ValueError("--workers must be at least 1 and --label-chunk 0 or more")
-    if cfg.label_top < 0 or (cfg.label_top > 0 and cfg.label == "rollout"):
-        raise ValueError("--label-top must be 0, or above 0 with --label ply1 or ply2")
+    check_label_top(cfg.label, cfg.label_top)
     if cfg.candidates < 0:
         raise ValueError("--candidates must be 0 or more")
     if cfg.candidates and cfg.kind != "all":
