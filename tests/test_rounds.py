@@ -84,6 +84,30 @@ def test_labels_in_parts_resume_and_do_not_depend_on_workers(init, tmp_path, mon
     assert np.allclose(a["targets"], evaluate_boards(fn, a["boards"], 1), atol=1e-6)
 
 
+def test_a_fit_window_fits_a_round_on_its_own_and_the_earlier_rounds_labels(init, tmp_path):
+    from bgnet.model import net_from_checkpoint, read_checkpoint
+    from bgnet.trainer.rounds import fit_copy, round_seed, window_labels
+
+    out = tmp_path / "w"
+    run_rounds(str(init), out, RoundsConfig(**{**SMALL, "rounds": 1}), log=lambda s: None)
+    # the window may be widened when a run is continued: it changes only the fits of rounds still to run
+    cfg = RoundsConfig(**{**SMALL, "fit_window": 2})
+    state = run_rounds(str(init), out, cfg, log=lambda s: None)
+    one, two = np.load(out / "labels_001.npz"), np.load(out / "labels_002.npz")
+    boards, targets = window_labels(out, 2, 2, two["boards"], two["targets"])
+    assert np.array_equal(boards, np.concatenate([one["boards"], two["boards"]]))
+    assert np.array_equal(targets, np.concatenate([one["targets"], two["targets"]]))
+    first = one["boards"]
+    assert window_labels(out, 1, 2, first, one["targets"])[0] is first  # nothing before round 1
+    # round 2's net is the round-2 starting net fitted to both rounds' labels
+    start = load_net(out / "round_001.pt") if state.done[0]["kept"] else load_net(init)
+    expect, _ = fit_copy(start, boards, targets, cfg, round_seed(cfg.seed, 2, 2))
+    got = net_from_checkpoint(read_checkpoint(out / "round_002.pt"), "round 2")
+    assert all(torch.equal(x, y) for x, y in zip(expect.state_dict().values(), got.state_dict().values()))
+    with pytest.raises(ValueError, match="fit-window"):
+        run_rounds(str(init), tmp_path / "bad", RoundsConfig(**{**SMALL, "fit_window": 0}), log=lambda s: None)
+
+
 def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     out = tmp_path / "r"
     args = ["--init", str(init), "--out", str(out), "--rounds", "1", "--positions", "100", "--epochs", "1",

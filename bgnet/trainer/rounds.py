@@ -3,6 +3,7 @@
     python -m bgnet.trainer.rounds --init runs/v2/last.pt --out runs/rounds [--rounds 4] [--positions 20000]
         [--label ply1|ply2|rollout [--label-top K]] [--epochs 3] [--lr 1e-4] [--duel-pairs 2000] [--seed 1]
         [--candidates K [--rank-weight W]] [--hidden 512,256] [--schedule constant|cosine] [--label-chunk N] [--workers N]
+        [--fit-window W]
     python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
     python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
     python -m bgnet.trainer.rounds average OUT.pt CKPT CKPT ...   # the mean of one run's checkpoints' weights
@@ -13,7 +14,7 @@ Each round r starts from the current net: it plays self-play games with it
 ``positions`` of the positions reached, labels each with the net's own n-ply
 search (``bgnet.search.evaluate_boards``: the expectation over all 21 rolls) or
 with rollouts (``bgnet.rollout.label_positions``),
-fits a copy of the net to the labels (mean squared error over the five outputs,
+fits a copy of the net to the labels (with ``--fit-window W``, those of the last W rounds; mean squared error over the five outputs,
 Adam), and plays the copy against the current net in a paired duel. The copy
 replaces the current net only when it wins that duel (points per game > 0, or
 > its 95% interval with ``--keep significant``). Every round's seeds come from
@@ -23,7 +24,7 @@ The folder holds ``state.json`` (rounds done, the current net, every duel),
 ``round_NNN.pt`` (each round's fitted net) and ``current.pt`` (the net the
 next round starts from). Running the same command again continues after the
 last finished round (``--rounds`` may be raised to add rounds; the other
-settings must stay the same, except ``--workers``); labels of a round are saved (``labels_NNN.npz``)
+settings must stay the same, except ``--workers`` and ``--fit-window``); labels of a round are saved (``labels_NNN.npz``)
 before fitting, so an interrupted round does not label twice, and with ``--label-chunk N`` they are
 saved in parts as they are made (long rollout labelling).
 """
@@ -100,6 +101,10 @@ class RoundsConfig:
     """With ``label`` ply1 or ply2: 0 values every play of every level; k > 0 lets the last level choose each
     roll's play among pubeval's best k only (``bgnet.rollout.evaluate_pruned``), about 4x cheaper at 2-ply with
     k = 10."""
+    fit_window: int = 1
+    """Fit round r on the labels of rounds r - fit_window + 1 to r (kept or dropped: a dropped round's labels
+    came from the same current net), so the training set grows across rounds instead of being replaced; 1: the
+    round's own labels only. With ``kind`` other than "all" it must be 1."""
     kind: str = "all"
     """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
     only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
@@ -347,6 +352,22 @@ def _round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
     return boards, targets
 
 
+def window_labels(out_dir: Path, r: int, window: int, boards: np.ndarray,
+                  targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Round ``r``'s (boards, targets) with those of the ``window - 1`` rounds before it appended (oldest first).
+
+    Each labels file holds whole groups of siblings, so the concatenation keeps them whole."""
+    older = [out_dir / f"labels_{k:03d}.npz" for k in range(max(1, r - window + 1), r)]
+    if not older:
+        return boards, targets
+    all_boards, all_targets = [], []
+    for path in older:
+        with np.load(path, allow_pickle=False) as data:
+            all_boards.append(data["boards"])
+            all_targets.append(data["targets"])
+    return np.concatenate([*all_boards, boards]), np.concatenate([*all_targets, targets])
+
+
 def round_positions(fn: ProbsFn, cfg: RoundsConfig, r: int) -> np.ndarray:
     """The positions round ``r`` labels: self-play positions, or their best plays' afterstates (``cfg.candidates``)."""
     grouped = cfg.group_size > 1
@@ -378,6 +399,8 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError("--rank-weight must be 0, or above 0 with --candidates 2 or more that divides --minibatch")
     if cfg.schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule {cfg.schedule!r} is not constant or cosine")
+    if cfg.fit_window < 1 or (cfg.fit_window > 1 and cfg.kind != "all"):
+        raise ValueError("--fit-window must be at least 1, and 1 with --kind")
     _parse_widths(cfg.hidden)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -386,7 +409,9 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
     if state_path.is_file():
         state = State(**json.loads(state_path.read_text()))
         stored = {**asdict(RoundsConfig()), **state.config}  # fields added since the run began take their defaults
-        free = ("rounds", "workers")  # may change between sittings: neither changes what a round computes
+        # may change between sittings: rounds and workers change nothing a round computes, fit_window only the
+        # fits of rounds still to run
+        free = ("rounds", "workers", "fit_window")
         same = ({k: v for k, v in stored.items() if k not in free}
                 == {k: v for k, v in asdict(cfg).items() if k not in free})
         if not same or state.init != str(init):
@@ -411,7 +436,8 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         t0 = time.perf_counter()
         boards, targets = _round_labels(out_dir, r, cfg, fn, lambda: round_positions(fn, cfg, r))
         t1 = time.perf_counter()
-        cand, mse = fit_copy(net, boards, targets, cfg, round_seed(cfg.seed, r, 2))
+        fit_boards, fit_targets = window_labels(out_dir, r, cfg.fit_window, boards, targets)
+        cand, mse = fit_copy(net, fit_boards, fit_targets, cfg, round_seed(cfg.seed, r, 2))
         t2 = time.perf_counter()
         ppg, ci = duel(probs_fn_of(cand), fn, cfg.duel_pairs, round_seed(cfg.seed, r, 3))
         save_checkpoint(out_dir / f"round_{r:03d}.pt", cand, rounds_source=str(init), round=r)
