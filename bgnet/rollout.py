@@ -77,7 +77,7 @@ from bgnet.notation import Move
 from bgnet.position import Position
 from bgnet.probs import Probs, flip_probs
 from bgnet.search import (
-    DEFAULT_FILTERS, MONEY, ROLLS, MoveFilter, Utility, evaluate_boards, finished_games, rank_moves, utility_for,
+    DEFAULT_FILTERS, MONEY, ROLLS, MoveFilter, Utility, evaluate_boards, rank_moves, utility_for,
 )
 
 if TYPE_CHECKING:
@@ -1342,22 +1342,12 @@ def evaluate_pruned(probs_fn: ProbsFn, boards: np.ndarray, ply: int, top: int) -
     """
     if ply < 1 or top < 1:
         raise ValueError(f"evaluate_pruned needs ply >= 1 and top >= 1, got ply {ply}, top {top}")
-    boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
-    out, done = finished_games(boards)
-    live = np.flatnonzero(~done)
-    if len(live) == 0:
-        return out
-    n = len(live)
-    if ply == 1:
-        _, out[live], _ = _roll_values(probs_fn, boards[live], np.zeros(n, np.int64), np.ones(n, bool), top, 0,
-                                       MONEY, MONEY)
-        return out
-    after, _s, _n, offsets = generate_plays(np.repeat(boards[live], len(ROLLS), axis=0), np.tile(_ROLL_DICE, (n, 1)))
-    replies = swap_sides_batch(after)  # the other side on roll
-    choice = gk.segment_argmax(MONEY.of(flip_probs(_net(probs_fn, replies))), offsets)
-    per_roll = flip_probs(evaluate_pruned(probs_fn, replies[choice], ply - 1, top))
-    out[live] = np.einsum("nrk,r->nk", per_roll.reshape(n, len(ROLLS), 5), _ROLL_WEIGHTS)
-    return out
+
+    def pruned_1ply(live: np.ndarray) -> np.ndarray:
+        n = len(live)
+        return _roll_values(probs_fn, live, np.zeros(n, np.int64), np.ones(n, bool), top, 0, MONEY, MONEY)[1]
+
+    return evaluate_boards(probs_fn, boards, ply, last_level=pruned_1ply)
 
 
 def _label_task(shared: tuple[Any, ...], job: tuple[int, np.ndarray, int], _seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,7 @@ values at the score), reported as a normalised equity (``equity_at_score``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -183,14 +183,20 @@ def _leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     return leaf_probs(evaluator, boards).astype(np.float64)
 
 
+LastLevel = Callable[[np.ndarray], np.ndarray]
+"""A 1-ply search of unfinished boards (M, 26): chances (M, 5) for each one's side on roll."""
+
+
 def evaluate_boards(evaluator: EvaluatorLike, boards: np.ndarray, ply: int, utility: Utility = MONEY,
-                    opp_utility: Utility | None = None) -> np.ndarray:
+                    opp_utility: Utility | None = None, last_level: LastLevel | None = None) -> np.ndarray:
     """n-ply probabilities (N, 5) for boards (N, 26), each for its side on roll.
 
     ``utility`` is what the side on roll of ``boards`` maximises when it picks its
     plays, ``opp_utility`` what the other side maximises (default: the same).
+    ``last_level``, when given, replaces the search's own last level (the 1-ply search below the upper
+    levels), e.g. by one that values fewer plays (``bgnet.rollout.evaluate_pruned``).
     """
-    return _evaluate_boards(as_evaluator(evaluator), boards, check_ply(ply), utility, opp_utility)
+    return _evaluate_boards(as_evaluator(evaluator), boards, check_ply(ply), utility, opp_utility, last_level)
 
 
 def finished_games(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +212,7 @@ def finished_games(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility: Utility,
-                     opp_utility: Utility | None) -> np.ndarray:
+                     opp_utility: Utility | None, last_level: LastLevel | None = None) -> np.ndarray:
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
     opp_utility = utility if opp_utility is None else opp_utility
     if ply == 0:
@@ -220,6 +226,9 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
     live = np.flatnonzero(~done)
     if len(live) == 0:
         return out
+    if ply == 1 and last_level is not None:
+        out[live] = last_level(boards[live])
+        return out
     n = len(live)
     # Every roll of every live board: (n * 21) rows, board-major.
     rolled = np.repeat(boards[live], len(ROLLS), axis=0)
@@ -232,7 +241,7 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
     if ply == 1:
         per_roll = flip_probs(cand_probs[choice])
     else:
-        per_roll = flip_probs(_evaluate_boards(evaluator, cand[choice], ply - 1, opp_utility, utility))
+        per_roll = flip_probs(_evaluate_boards(evaluator, cand[choice], ply - 1, opp_utility, utility, last_level))
     out[live] = np.einsum("nrk,r->nk", per_roll.reshape(n, len(ROLLS), 5), ROLL_WEIGHTS)
     return out
 

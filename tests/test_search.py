@@ -147,6 +147,26 @@ def test_finished_games_are_exact() -> None:
     assert close(evaluate_position(fake_probs, over, 2), Probs(0.0, 0.0, 0.0, 1.0, 0.0))
 
 
+def test_a_last_level_replaces_the_searchs_own_1ply_level_for_unfinished_boards_only() -> None:
+    from bgnet.search import evaluate_boards
+
+    over = Position.from_points({6: 15}, {}).board  # the side on roll has lost
+    boards = np.array([CONTACT_NO_BAR.board, over, Position.from_points({1: 1}, {1: 5, 2: 5, 3: 5}).board], np.int8)
+    seen: list[int] = []
+
+    def half(live: np.ndarray) -> np.ndarray:
+        seen.append(len(live))
+        return np.full((len(live), 5), 0.5)
+
+    one = evaluate_boards(fake_probs, boards, 1, last_level=half)
+    assert seen == [2] and np.allclose(one[[0, 2]], 0.5) and np.allclose(one[1], [0, 0, 0, 1, 0])
+    # the search's own 1-ply level as the hook: the plain search, at 2 plies too
+    own = lambda live: evaluate_boards(fake_probs, live, 1)  # noqa: E731
+    assert np.allclose(evaluate_boards(fake_probs, boards, 2, last_level=own), evaluate_boards(fake_probs, boards, 2))
+    assert not np.allclose(evaluate_boards(fake_probs, boards[:1], 2, last_level=half),
+                           evaluate_boards(fake_probs, boards[:1], 2))
+
+
 def test_move_filter() -> None:
     values = np.array([0.0, 0.5, 0.45, -0.2, 0.3, 0.49])
     assert MoveFilter(0, 8, 0.1).select(values).tolist() == [1, 5, 2]
