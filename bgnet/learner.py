@@ -32,10 +32,33 @@ def sibling_rank_loss(pred: torch.Tensor, target: torch.Tensor, group: int) -> t
     return (((e - e.mean(dim=1, keepdim=True)) - (t - t.mean(dim=1, keepdim=True))) ** 2).mean()
 
 
+LOSSES = ("mse", "outcomes")
+"""What ``fit`` minimises: the squared error summed over the five chances, or ``outcome_cross_entropy``."""
+
+
+def outcomes(probs: torch.Tensor) -> torch.Tensor:
+    """(N, 5) cumulative chances -> (N, 6) chances of the six results: win single, gammon, backgammon, lose
+    single, gammon, backgammon (clamped at 0: a target's rounding may make a difference a hair negative)."""
+    win, wg, wbg, lg, lbg = probs.unbind(dim=1)
+    return torch.stack((win - wg, wg - wbg, wbg, 1.0 - win - lg, lg - lbg, lbg), dim=1).clamp_min(0.0)
+
+
+def outcome_cross_entropy(pred: torch.Tensor, target: torch.Tensor, eps: float = 1e-7) -> torch.Tensor:
+    """Mean over rows of the Kullback-Leibler divergence from the target's six-result distribution to the net's
+    (cross-entropy less the target's own entropy, so a perfect fit scores 0).
+
+    Unlike the squared error, it does not fade where a chance is near 0 or 1 (a sigmoid's gradient does): the
+    gammon and backgammon chances of lopsided positions count in proportion to how wrong they are relative to
+    their size.
+    """
+    p, y = outcomes(pred), outcomes(target)
+    return (y * (torch.log(y + eps) - torch.log(p + eps))).sum(dim=1).mean()
+
+
 def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, targets: np.ndarray,
         minibatch: int, epochs: int, rng: np.random.Generator, device: torch.device,
         encode_on_device: bool = False, scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
-        group: int = 1, rank_weight: float = 0.0) -> float:
+        group: int = 1, rank_weight: float = 0.0, loss: str = "mse") -> float:
     """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean squared error seen.
     ``scheduler``, when given, is stepped after every optimizer step.
 
@@ -44,8 +67,11 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
     per-output mean squared error); the value returned is its mean over steps.
     With ``group`` > 1 the rows come in consecutive groups of that many siblings (the
     candidate plays of one roll), shuffled as whole groups, and the loss adds
-    ``rank_weight`` times ``sibling_rank_loss``.
+    ``rank_weight`` times ``sibling_rank_loss``. ``loss`` "outcomes" minimises ``outcome_cross_entropy``
+    instead of the squared error (the value returned is still the squared error, so fits compare).
     """
+    if loss not in LOSSES:
+        raise ValueError(f"loss {loss!r} is not one of {', '.join(LOSSES)}")
     n = len(boards)
     if group > 1 and (n % group or minibatch % group):
         raise ValueError(f"{n} rows and minibatch {minibatch} must both be multiples of the group size {group}")
@@ -68,9 +94,11 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
             idx = order[start:start + minibatch]
             pred, y = net(x_all[idx]), y_all[idx]
             mse = ((pred - y) ** 2).sum(dim=1).mean()
-            loss = mse + rank_weight * sibling_rank_loss(pred, y, group) if group > 1 and rank_weight else mse
+            objective = outcome_cross_entropy(pred, y) if loss == "outcomes" else mse
+            if group > 1 and rank_weight:
+                objective = objective + rank_weight * sibling_rank_loss(pred, y, group)
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            objective.backward()
             optimizer.step()
             if scheduler is not None:
                 scheduler.step()

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from bgnet.encoding import encode
-from bgnet.learner import fit, sibling_rank_loss
+from bgnet.learner import fit, outcome_cross_entropy, outcomes, sibling_rank_loss
 from bgnet.model import BgNet, ModelConfig
 
 
@@ -58,3 +58,35 @@ def test_a_rank_weighted_fit_spreads_siblings_as_their_targets():
         fit(net, opt, boards[:31], targets[:31], 8, 1, np.random.default_rng(0), torch.device("cpu"), group=2)
     with pytest.raises(ValueError, match="multiples of the group size"):
         fit(net, opt, boards, targets, 7, 1, np.random.default_rng(0), torch.device("cpu"), group=2)
+
+
+def test_outcomes_split_the_cumulative_chances_into_six_results_that_sum_to_one():
+    probs = torch.tensor([[0.7, 0.2, 0.01, 0.1, 0.005]])
+    six = outcomes(probs)[0].tolist()
+    assert six == pytest.approx([0.5, 0.19, 0.01, 0.2, 0.095, 0.005]) and sum(six) == pytest.approx(1.0)
+
+
+def test_outcome_cross_entropy_is_zero_at_the_target_and_weighs_small_chances_by_their_size():
+    """KL from the target's six results: 0 for a perfect fit; the same 0.01 error in a backgammon chance costs
+    more when the chance is 0.01 than when it is 0.3, where the squared error cannot tell them apart."""
+    target = torch.tensor([[0.7, 0.2, 0.01, 0.1, 0.005]])
+    assert float(outcome_cross_entropy(target, target)) == pytest.approx(0.0, abs=1e-6)
+    small, large = target.clone(), torch.tensor([[0.7, 0.5, 0.3, 0.1, 0.005]])
+    small[0, 2] += 0.01
+    large_off = large.clone()
+    large_off[0, 2] += 0.01
+    assert float(outcome_cross_entropy(small, target)) > 3 * float(outcome_cross_entropy(large_off, large)) > 0
+    assert float(((small - target) ** 2).sum()) == pytest.approx(float(((large_off - large) ** 2).sum()), rel=1e-4)
+
+
+def test_a_fit_by_outcome_cross_entropy_lowers_it():
+    torch.manual_seed(0)
+    net = BgNet(ModelConfig.for_features([8], "relu", 2))
+    boards, targets = _boards(64), np.tile(np.array([0.7, 0.2, 0.01, 0.1, 0.005], np.float32), (64, 1))
+    x, y = torch.from_numpy(encode(boards, version=2)), torch.from_numpy(targets)
+    before = float(outcome_cross_entropy(net(x).detach(), y))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    fit(net, opt, boards, targets, 16, 20, np.random.default_rng(0), torch.device("cpu"), loss="outcomes")
+    assert float(outcome_cross_entropy(net(x).detach(), y)) < 0.1 * before
+    with pytest.raises(ValueError, match="not one of"):
+        fit(net, opt, boards, targets, 16, 1, np.random.default_rng(0), torch.device("cpu"), loss="hinge")

@@ -119,6 +119,8 @@ def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     assert main(args[:2] + ["--out", str(tmp_path / "w"), "--workers", "0"]) == 2
     assert main(args[:2] + ["--out", str(tmp_path / "c"), "--label-chunk", "-1"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
+    assert main(args[:2] + ["--out", str(tmp_path / "l"), "--loss", "hinge"]) == 2
+    assert "loss 'hinge' is not one of mse, outcomes" in capsys.readouterr().err
 
 
 def test_average_and_committee_commands_write_the_combined_net(init, tmp_path, capsys):

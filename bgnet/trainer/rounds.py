@@ -48,7 +48,7 @@ import torch
 from bgnet import _game_kernels as gk
 from bgnet import rollout
 from bgnet.backends import LocalBackend
-from bgnet.learner import fit
+from bgnet.learner import LOSSES, fit
 from bgnet.encoding import KINDS, position_kinds
 from bgnet.model import (BgNet, CheckpointError, NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint,
                          save_checkpoint, save_netset)
@@ -101,6 +101,9 @@ class RoundsConfig:
     """With ``label`` ply1 or ply2: 0 values every play of every level; k > 0 lets the last level choose each
     roll's play among pubeval's best k only (``bgnet.rollout.evaluate_pruned``), about 4x cheaper at 2-ply with
     k = 10."""
+    loss: str = "mse"
+    """What the fit minimises (``bgnet.learner.LOSSES``): "mse", the squared error summed over the five chances,
+    or "outcomes", the cross-entropy of the six results' distribution (``bgnet.learner.outcome_cross_entropy``)."""
     fit_window: int = 1
     """Fit round r on the labels of rounds r - fit_window + 1 to r (kept or dropped: a dropped round's labels
     came from the same current net), so the training set grows across rounds instead of being replaced; 1: the
@@ -260,7 +263,7 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
     mse = float("nan")
     for _ in range(cfg.epochs):
         mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"), scheduler=scheduler,
-                  group=cfg.group_size, rank_weight=cfg.rank_weight)
+                  group=cfg.group_size, rank_weight=cfg.rank_weight, loss=cfg.loss)
     return cand, mse
 
 
@@ -399,6 +402,8 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError("--rank-weight must be 0, or above 0 with --candidates 2 or more that divides --minibatch")
     if cfg.schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule {cfg.schedule!r} is not constant or cosine")
+    if cfg.loss not in LOSSES:
+        raise ValueError(f"loss {cfg.loss!r} is not one of {', '.join(LOSSES)}")
     if cfg.fit_window < 1 or (cfg.fit_window > 1 and cfg.kind != "all"):
         raise ValueError("--fit-window must be at least 1, and 1 with --kind")
     _parse_widths(cfg.hidden)
