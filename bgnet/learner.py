@@ -36,6 +36,12 @@ LOSSES = ("mse", "outcomes")
 """What ``fit`` minimises: the squared error summed over the five chances, or ``outcome_cross_entropy``."""
 
 
+def check_loss(loss: str) -> None:
+    """Refuse a ``loss`` that is not one of ``LOSSES`` (ValueError with one sentence)."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss {loss!r} is not one of {', '.join(LOSSES)}")
+
+
 def outcomes(probs: torch.Tensor) -> torch.Tensor:
     """(N, 5) cumulative chances -> (N, 6) chances of the six results: win single, gammon, backgammon, lose
     single, gammon, backgammon (clamped at 0: a target's rounding may make a difference a hair negative)."""
@@ -70,8 +76,7 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
     ``rank_weight`` times ``sibling_rank_loss``. ``loss`` "outcomes" minimises ``outcome_cross_entropy``
     instead of the squared error (the value returned is still the squared error, so fits compare).
     """
-    if loss not in LOSSES:
-        raise ValueError(f"loss {loss!r} is not one of {', '.join(LOSSES)}")
+    check_loss(loss)
     n = len(boards)
     if group > 1 and (n % group or minibatch % group):
         raise ValueError(f"{n} rows and minibatch {minibatch} must both be multiples of the group size {group}")

@@ -48,7 +48,7 @@ import torch
 from bgnet import _game_kernels as gk
 from bgnet import rollout
 from bgnet.backends import LocalBackend
-from bgnet.learner import LOSSES, fit
+from bgnet.learner import check_loss, fit
 from bgnet.encoding import KINDS, position_kinds
 from bgnet.model import (BgNet, CheckpointError, NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint,
                          save_checkpoint, save_netset)
@@ -402,8 +402,7 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         raise ValueError("--rank-weight must be 0, or above 0 with --candidates 2 or more that divides --minibatch")
     if cfg.schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule {cfg.schedule!r} is not constant or cosine")
-    if cfg.loss not in LOSSES:
-        raise ValueError(f"loss {cfg.loss!r} is not one of {', '.join(LOSSES)}")
+    check_loss(cfg.loss)  # before any labelling, not after it when the fit starts
     if cfg.fit_window < 1 or (cfg.fit_window > 1 and cfg.kind != "all"):
         raise ValueError("--fit-window must be at least 1, and 1 with --kind")
     _parse_widths(cfg.hidden)
