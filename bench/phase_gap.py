@@ -11,6 +11,7 @@ against each other and the two judges together, not one figure alone.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -18,27 +19,20 @@ import numpy as np
 import bgnet
 from bgnet import Position
 from bgnet.encoding import KINDS, position_kinds
+from bgnet.errors import BgnetError
+from bgnet.probs import Probs
+from bgnet.rules import opening_roll
 from bgnet.search import evaluate_boards
 
-
-def money_equity(probs: np.ndarray) -> float:
-    """Cubeless money equity of five chances (win, win gammon, win backgammon, lose gammon, lose backgammon)."""
-    return float(2 * probs[0] - 1 + probs[1] - probs[3] + probs[2] - probs[4])
-
-
 Judge = Callable[[np.ndarray], np.ndarray]
+"""Probabilities (N, 5) of boards (N, 26), each for its side on roll; exact for finished games."""
 
 
 def opponent_equities(after: Position | None, judges: dict[str, Judge]) -> dict[str, float]:
     """The mover's equity of ``after`` (seen from the mover) by each judge: minus the opponent's, on roll."""
     assert after is not None, "legal_moves gives every play its afterstate"
-    turned = after.swap_sides()
-    outcome = turned.outcome()
-    if outcome is not None:
-        points = float(int(outcome.kind))
-        return {name: points if outcome.winner == "opponent" else -points for name in judges}
-    board = np.array([turned.board], np.int8)
-    return {name: -money_equity(judge(board)[0]) for name, judge in judges.items()}
+    board = np.array([after.swap_sides().board], np.int8)
+    return {name: -Probs.of(judge(board)[0]).equity() for name, judge in judges.items()}
 
 
 def roll(rng: np.random.Generator) -> tuple[int, int]:
@@ -47,7 +41,7 @@ def roll(rng: np.random.Generator) -> tuple[int, int]:
     return int(first), int(second)
 
 
-def main() -> None:
+def main() -> int:
     """Play the games, judge every differing decision, print equity per game by kind and judge."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default", help="checkpoint (default: the released net)")
@@ -55,8 +49,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--judge-ply", type=int, default=1, help="gnubg's depth as a judge (2 is ~500x slower)")
     args = parser.parse_args()
-    ours, theirs = bgnet.load_agent(args.model, ply=0), bgnet.load_agent("gnubg", ply=0)
-    gnubg_judge, own = bgnet.load_agent("gnubg", ply=args.judge_ply).evaluator, ours.evaluator
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+    try:
+        ours, theirs = bgnet.load_agent(args.model, ply=0), bgnet.load_agent("gnubg", ply=0)
+        gnubg_judge, own = bgnet.load_agent("gnubg", ply=args.judge_ply).evaluator, ours.evaluator
+    except BgnetError as exc:  # a bad --model or --judge-ply: one sentence
+        print(f"phase_gap: error: {exc}", file=sys.stderr)
+        return 2
     assert gnubg_judge is not None and own is not None, "both agents have evaluators"
     judges: dict[str, Judge] = {f"gnubg@{args.judge_ply}": gnubg_judge.probs_of_boards,
                                 "own 2-ply": lambda boards: evaluate_boards(own, boards, 2)}
@@ -65,9 +65,7 @@ def main() -> None:
     decisions, differing = np.zeros(3, int), np.zeros(3, int)
     gap = {name: np.zeros(3) for name in judges}
     for game in range(args.games):
-        pos, dice = Position.start(), roll(rng)
-        while dice[0] == dice[1]:
-            dice = roll(rng)
+        pos, dice = Position.start(), opening_roll(rng)
         net_moves = game % 2 == 0
         while True:
             mine, reference = ours.choose_move(pos, dice), theirs.choose_move(pos, dice)
@@ -89,7 +87,8 @@ def main() -> None:
     for kind in range(3):
         print(f"{KINDS[kind]:<8} {decisions[kind]:>9} {differing[kind]:>7} "
               + " ".join(f"{gap[name][kind] / args.games:>+10.4f}" for name in judges))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
