@@ -28,8 +28,8 @@ def label_sample(path: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
             boards, targets = data["boards"], data["targets"]
     except (OSError, KeyError, ValueError) as exc:
         raise ValueError(f"{path} is not a labels file with boards and targets ({exc})") from None
-    rows = np.random.default_rng(seed).choice(len(boards), min(n, len(boards)), replace=False)
-    return np.ascontiguousarray(boards[np.sort(rows)], np.int8), np.asarray(targets[np.sort(rows)], np.float32)
+    rows = np.sort(np.random.default_rng(seed).choice(len(boards), min(n, len(boards)), replace=False))
+    return np.ascontiguousarray(boards[rows], np.int8), np.asarray(targets[rows], np.float32)
 
 
 def gaps(probs: np.ndarray, targets: np.ndarray) -> tuple[float, float]:
