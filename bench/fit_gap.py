@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from bgnet.errors import BgnetError
-from bgnet.model import CheckpointError, net_from_checkpoint, read_checkpoint
+from bgnet.model import net_from_checkpoint, read_checkpoint
 from bgnet.probs import equities
 
 
@@ -54,7 +54,7 @@ def main() -> int:
         sets = [label_sample(path, args.sample, args.seed + k) for k, path in enumerate(args.labels)]
         nets = [(path, probs_fn_of(net_from_checkpoint(read_checkpoint(path), f"checkpoint {path!r}")))
                 for path in args.models]
-    except (ValueError, CheckpointError, BgnetError) as exc:
+    except (ValueError, BgnetError) as exc:
         print(f"fit_gap: error: {exc}", file=sys.stderr)
         return 2
     for path, probs_fn in nets:

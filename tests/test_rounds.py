@@ -108,6 +108,50 @@ def test_a_fit_window_fits_a_round_on_its_own_and_the_earlier_rounds_labels(init
         run_rounds(str(init), tmp_path / "bad", RoundsConfig(**{**SMALL, "fit_window": 0}), log=lambda s: None)
 
 
+def test_refit_fits_a_rounds_labels_again_into_another_start_window_or_width(init, tmp_path, capsys):
+    """``refit`` is round R's fit with another start, window or width: the same net ``fit_copy`` makes of the
+    window's labels with the run's settings and round R's fit seed; a folder without a run, a round without
+    labels or a narrower width gets exit code 2, one sentence and no file."""
+    from bgnet.trainer.rounds import fit_copy, round_seed, window_labels
+
+    out = tmp_path / "run"
+    run_rounds(str(init), out, RoundsConfig(**SMALL), log=lambda s: None)
+    dst = tmp_path / "wide.pt"
+    assert main(["refit", str(out), str(dst), "--start", str(out / "round_001.pt"), "--round", "2",
+                 "--fit-window", "2", "--hidden", "24"]) == 0
+    assert "fitted to" in capsys.readouterr().out
+    two = np.load(out / "labels_002.npz")
+    boards, targets = window_labels(out, 2, 2, two["boards"], two["targets"])
+    cfg = RoundsConfig(**{**SMALL, "fit_window": 2, "hidden": "24"})
+    expect, _ = fit_copy(load_net(out / "round_001.pt"), boards, targets, cfg, round_seed(cfg.seed, 2, 2))
+    got = load_net(dst)
+    assert got.config.hidden == (24,)
+    assert all(torch.equal(x, y) for x, y in zip(expect.state_dict().values(), got.state_dict().values()))
+    # another run's labels fitted too come first, as an older round's would
+    again = tmp_path / "again.pt"
+    assert main(["refit", str(out), str(again), "--start", str(init), "--round", "2",
+                 "--with-labels", str(out / "labels_001.npz")]) == 0
+    one = np.load(out / "labels_001.npz")
+    cfg = RoundsConfig(**SMALL)
+    expect, _ = fit_copy(load_net(init), np.concatenate([one["boards"], two["boards"]]),
+                         np.concatenate([one["targets"], two["targets"]]), cfg, round_seed(cfg.seed, 2, 2))
+    assert all(torch.equal(x, y) for x, y in zip(expect.state_dict().values(), load_net(again).state_dict().values()))
+    np.savez(tmp_path / "odd.npz", boards=one["boards"][:, :10], targets=one["targets"])
+    for bad in (["refit", str(tmp_path), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1"],
+                ["refit", str(out), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1",
+                 "--with-labels", str(tmp_path / "odd.npz")],
+                ["refit", str(out), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1",
+                 "--with-labels", str(tmp_path / "none.npz")],
+                ["refit", str(out), str(tmp_path / "x.pt"), "--start", str(init), "--round", "3"],
+                ["refit", str(out), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1", "--hidden", "8"]):
+        assert main(bad) == 2
+    err = capsys.readouterr().err
+    assert "has no state.json" in err and "has no labels for round 3 (labels_003.npz)" in err
+    assert "each at least as wide as [16]" in err and "Traceback" not in err
+    assert "odd.npz' does not hold labels like the run's" in err and "none.npz' is not a labels file" in err
+    assert not (tmp_path / "x.pt").exists()
+
+
 def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     out = tmp_path / "r"
     args = ["--init", str(init), "--out", str(out), "--rounds", "1", "--positions", "100", "--epochs", "1",

@@ -8,6 +8,9 @@
     python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
     python -m bgnet.trainer.rounds average OUT.pt CKPT CKPT ...   # the mean of one run's checkpoints' weights
     python -m bgnet.trainer.rounds committee OUT.pt CKPT CKPT ... # one wider net: the committee of several nets
+    python -m bgnet.trainer.rounds refit RUN OUT.pt --start CKPT --round R [--fit-window W] [--hidden 768,384]
+        [--with-labels OTHER/labels_001.npz ...]   # round R's fit again: another start, window, width or more
+        # labels, with the run's other settings and round R's fit seed
 
 Each round r starts from the current net: it plays self-play games with it
 (``exploration`` random plays keep the positions varied) and samples
@@ -546,6 +549,86 @@ def committee_main(argv: list[str]) -> int:
                          "committee_of")
 
 
+def refit(run: str | os.PathLike[str], start: str, r: int, fit_window: int | None = None,
+          hidden: str | None = None, with_labels: tuple[str, ...] = ()) -> tuple[BgNet, float, int]:
+    """Round ``r`` of the rounds run in folder ``run`` fitted again: ``start``'s net fitted to the labels of rounds
+    r - fit_window + 1 to r, with the run's settings (``hidden`` and ``fit_window`` may differ) and round r's fit
+    seed, as ``run_rounds`` would have; (net, last epoch's squared error, labels fitted). Labels already made are
+    reused, so a wider net or window is tried without labelling again; ``with_labels`` are other runs' labels
+    files, fitted too (put before the window's, in the order given)."""
+    run_dir = Path(run)
+    state_path = run_dir / "state.json"
+    if not state_path.is_file():
+        raise ValueError(f"{str(run)!r} is not the folder of a rounds run (it has no state.json)")
+    stored = json.loads(state_path.read_text())["config"]
+    cfg = RoundsConfig(**{**asdict(RoundsConfig()), **stored})
+    if cfg.kind != "all":
+        raise ValueError("refit works with runs of --kind all only")
+    if fit_window is not None:
+        cfg.fit_window = fit_window
+    if hidden is not None:
+        cfg.hidden = hidden
+    if cfg.fit_window < 1:
+        raise ValueError("--fit-window must be at least 1")
+    paths = [run_dir / f"labels_{k:03d}.npz" for k in range(max(1, r - cfg.fit_window + 1), r + 1)]
+    missing = [p.name for p in paths if not p.is_file()]
+    if r < 1 or missing:
+        raise ValueError(f"{str(run)!r} has no labels for round {r}" + (f" ({', '.join(missing)})" if missing else ""))
+    net = net_from_checkpoint(read_checkpoint(start), f"checkpoint {start!r}")
+    student_widths(cfg, net.config.hidden)
+    with np.load(paths[-1], allow_pickle=False) as data:
+        boards, targets = data["boards"], data["targets"]
+    boards, targets = window_labels(run_dir, r, cfg.fit_window, boards, targets)
+    if with_labels:
+        extra = [_labels_file(path, boards.shape[1:], targets.shape[1:], cfg.group_size) for path in with_labels]
+        boards = np.concatenate([*(b for b, _ in extra), boards])
+        targets = np.concatenate([*(t for _, t in extra), targets])
+    torch.set_num_threads(1)
+    fitted, mse = fit_copy(net, boards, targets, cfg, round_seed(cfg.seed, r, 2))
+    return fitted, mse, len(boards)
+
+
+def _labels_file(path: str, board_shape: tuple[int, ...], target_shape: tuple[int, ...],
+                 group: int) -> tuple[np.ndarray, np.ndarray]:
+    """(boards, targets) of a rounds run's labels file, checked to match a run's labels (shapes, whole groups)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            boards, targets = data["boards"], data["targets"]
+    except (OSError, KeyError, ValueError) as exc:
+        raise ValueError(f"{path!r} is not a labels file of a rounds run ({exc})") from None
+    if (boards.shape[1:] != board_shape or targets.shape[1:] != target_shape or len(boards) != len(targets)
+            or len(boards) % group):
+        raise ValueError(f"{path!r} does not hold labels like the run's (boards {board_shape}, targets "
+                         f"{target_shape}, whole groups of {group})")
+    return boards, targets
+
+
+def refit_main(argv: list[str]) -> int:
+    """``refit RUN DST --start CKPT --round R [--fit-window W] [--hidden WIDTHS] [--with-labels NPZ ...]``:
+    round R of run RUN fitted again (``refit``), written to DST."""
+    ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds refit", description=refit_main.__doc__)
+    ap.add_argument("run", help="folder of a rounds run, with its labels_NNN.npz")
+    ap.add_argument("dst")
+    ap.add_argument("--start", required=True, help="checkpoint of the net to fit")
+    ap.add_argument("--round", type=int, required=True, help="the round whose labels (and fit seed) to use")
+    ap.add_argument("--fit-window", type=int, help="labels of this many rounds up to --round (default: the run's)")
+    ap.add_argument("--hidden", help="widths to widen the net to first, e.g. 768,384 (default: the run's)")
+    ap.add_argument("--with-labels", nargs="+", default=[], metavar="NPZ",
+                    help="other runs' labels files to fit as well (before the window's)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        net, mse, n = refit(args.run, args.start, args.round, args.fit_window, args.hidden, tuple(args.with_labels))
+    except (ValueError, CheckpointError) as exc:
+        print(f"bgnet.trainer.rounds refit: error: {exc}", file=sys.stderr)
+        return 2
+    save_checkpoint(args.dst, net, rounds_source=str(args.start), round=args.round, refit_of=str(args.run),
+                    with_labels=list(args.with_labels))
+    print(f"{args.dst}: {args.start} fitted to {n} labels of {args.run} (round {args.round}), hidden "
+          f"{list(net.config.hidden)}, fit mse {mse:.5f} in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
 def duel_netset(path: str, opponent: str, games: int, seed: int, bearoff: bool = True,
                 chunk: int = 256) -> Any:
     """A paired cubeless duel of the NetSet in checkpoint ``path`` (its nets by kind, the bear-off database when
@@ -600,6 +683,8 @@ def main(argv: list[str] | None = None) -> int:
         return average_main(argv[1:])
     if argv and argv[0] == "committee":
         return committee_main(argv[1:])
+    if argv and argv[0] == "refit":
+        return refit_main(argv[1:])
     d = RoundsConfig()
     ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds", description=__doc__.splitlines()[0])
     ap.add_argument("--init", required=True, help="checkpoint of the starting net (a TD run's last.pt or a release)")
