@@ -1,13 +1,16 @@
 """``bgnet hint`` latency for a typical contact position at 0, 1 and 2 plies, warm and cold.
 
 Warm: ``bgnet.hint.move_hint`` in this process with the net already loaded and
-the kernels compiled (median of repeats). Cold: the wall time of a fresh
+the kernels compiled (median of repeats), on the evaluator ``bgnet hint`` and ``bgnet serve`` use
+(``--engine agent``: ``bgnet.agents.NeuralAgent``'s, the numba forward pass with the bear-off
+database) or on the torch net (``--engine torch``: ``bgnet.model.NetEvaluator``, what training uses). Cold: the wall time of a fresh
 ``python -m bgnet hint POSITION DICE --ply N`` process (imports, model load,
 kernels from numba's cache, the search, printing), median of a few runs.
 One torch thread throughout.
 
     python bench/hint.py            # a table
     python bench/hint.py --json     # one JSON object with warm_ms and cold_ms keyed by ply
+    python bench/hint.py --plies 0 --model M --engine torch   # the warm hint through torch instead
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from bgnet.agents import DEFAULT_CHECKPOINT  # noqa: E402
+from bgnet.agents import DEFAULT_CHECKPOINT, NeuralAgent  # noqa: E402
 from bgnet.hint import move_hint  # noqa: E402
 from bgnet.model import NetEvaluator  # noqa: E402
 from bgnet.position import Position  # noqa: E402
@@ -40,9 +43,13 @@ DICE = "42"
 PLIES = (0, 1, 2)
 
 
-def warm_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT) -> tuple[float, int]:
-    """Median milliseconds of one in-process move hint at ``ply``, and how many plays were searched to it."""
-    fn = NetEvaluator.from_checkpoint(model).probs_of_boards
+ENGINES = ("agent", "torch")
+
+
+def warm_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT, engine: str = "agent") -> tuple[float, int]:
+    """Median milliseconds of one in-process move hint at ``ply`` on ``engine`` (see the module docstring), and
+    how many plays were searched to it."""
+    fn = NeuralAgent(model, ply).evaluator if engine == "agent" else NetEvaluator.from_checkpoint(model).probs_of_boards
     hint = move_hint(fn, POSITION, DICE, ply=ply)  # warm-up: kernels and torch
     times = []
     for _ in range(repeats):
@@ -72,12 +79,14 @@ def main() -> None:
     parser.add_argument("--cold-repeats", type=int, default=3, help="fresh processes per ply (median)")
     parser.add_argument("--model", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint (default: the shipped net)")
     parser.add_argument("--plies", default="0,1,2", help="plies to measure, comma-separated")
+    parser.add_argument("--engine", choices=ENGINES, default="agent",
+                        help="the warm hint's evaluator: bgnet hint's (agent) or the torch net's")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warm, searched = {}, {}
     plies = tuple(int(p) for p in args.plies.split(","))
     for ply in plies:
-        warm[str(ply)], searched[str(ply)] = warm_ms(ply, args.warm_repeats, args.model)
+        warm[str(ply)], searched[str(ply)] = warm_ms(ply, args.warm_repeats, args.model, args.engine)
     cold = {str(ply): cold_ms(ply, args.cold_repeats, args.model) for ply in plies}
     out = {
         "position_id": POSITION.position_id(),
@@ -86,6 +95,7 @@ def main() -> None:
         "cold_ms": cold,
         "plays_searched_to_full_ply": searched,
         "model": str(args.model),
+        "engine": args.engine,
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -93,7 +103,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(out))
         return
-    print(f"bgnet hint {POSITION.position_id()} {DICE} --ply N  (one torch thread)")
+    print(f"bgnet hint {POSITION.position_id()} {DICE} --ply N  (warm on the {args.engine} evaluator, one torch thread)")
     print(f"{'ply':>3}  {'warm ms':>9}  {'cold ms':>9}  plays at full ply")
     for ply in plies:
         k = str(ply)
