@@ -137,7 +137,10 @@ def test_refit_fits_a_rounds_labels_again_into_another_start_window_or_width(ini
                          np.concatenate([one["targets"], two["targets"]]), cfg, round_seed(cfg.seed, 2, 2))
     assert all(torch.equal(x, y) for x, y in zip(expect.state_dict().values(), load_net(again).state_dict().values()))
     np.savez(tmp_path / "odd.npz", boards=one["boards"][:, :10], targets=one["targets"])
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "state.json").write_text('{"config": {"no_such_setting": 1}}')
     for bad in (["refit", str(tmp_path), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1"],
+                ["refit", str(tmp_path / "broken"), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1"],
                 ["refit", str(out), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1",
                  "--with-labels", str(tmp_path / "odd.npz")],
                 ["refit", str(out), str(tmp_path / "x.pt"), "--start", str(init), "--round", "1",
@@ -148,6 +151,7 @@ def test_refit_fits_a_rounds_labels_again_into_another_start_window_or_width(ini
     err = capsys.readouterr().err
     assert "has no state.json" in err and "has no labels for round 3 (labels_003.npz)" in err
     assert "each at least as wide as [16]" in err and "Traceback" not in err
+    assert "is not a rounds run's state" in err
     assert "odd.npz' does not hold labels like the run's" in err and "none.npz' is not a labels file" in err
     assert not (tmp_path / "x.pt").exists()
 

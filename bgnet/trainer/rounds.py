@@ -560,8 +560,10 @@ def refit(run: str | os.PathLike[str], start: str, r: int, fit_window: int | Non
     state_path = run_dir / "state.json"
     if not state_path.is_file():
         raise ValueError(f"{str(run)!r} is not the folder of a rounds run (it has no state.json)")
-    stored = json.loads(state_path.read_text())["config"]
-    cfg = RoundsConfig(**{**asdict(RoundsConfig()), **stored})
+    try:
+        cfg = RoundsConfig(**{**asdict(RoundsConfig()), **json.loads(state_path.read_text())["config"]})
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{str(state_path)!r} is not a rounds run's state ({exc!r})") from None
     if cfg.kind != "all":
         raise ValueError("refit works with runs of --kind all only")
     if fit_window is not None:
