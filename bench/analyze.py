@@ -36,10 +36,10 @@ import numpy as np  # noqa: E402
 
 from make_match_fixtures import analyse, bench_set, play_match  # noqa: E402
 
-from bgnet.agents import DEFAULT_CHECKPOINT  # noqa: E402
-from bgnet.analysis import analyse_match  # noqa: E402
-from bgnet.fastnet import load_numpy_net  # noqa: E402
-from bgnet.matchfile import read_match  # noqa: E402
+from bgnet.play.agents import DEFAULT_CHECKPOINT  # noqa: E402
+from bgnet.app.analysis import analyse_match  # noqa: E402
+from bgnet.nets.fastnet import load_numpy_net  # noqa: E402
+from bgnet.io.matchfile import read_match  # noqa: E402
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 """Bear-off databases: build time, load time, lookup time, memory, the one-sided race's gap from best
 play, and agreement with GNU Backgammon's bear-off databases (when gnubg-nn is installed).
 
-Everything runs against a private temporary cache folder. ``python -m bgnet.bearoff build`` is also
+Everything runs against a private temporary cache folder. ``python -m bgnet.nets.bearoff build`` is also
 timed in a fresh subprocess, which counts the import and numba's start-up (kernels from numba's
 on-disk cache), and its peak memory is the whole process's; and once more with an empty numba
 cache, as on a fresh install, where numba compiles every kernel first.
@@ -50,7 +50,7 @@ def main() -> int:
         os.environ["BGNET_CACHE_DIR"] = tmp
         # The command a user runs, in a fresh process (import, numba start-up, build, write).
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "bgnet.bearoff", "build"], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-m", "bgnet.nets.bearoff", "build"], capture_output=True, text=True,
                               check=True)
         res["build_command_s"] = round(time.perf_counter() - t, 2)
         res["build_command_says"] = proc.stdout.strip()
@@ -58,10 +58,10 @@ def main() -> int:
         # The very first build of an install: numba compiles every kernel (an empty numba cache folder).
         with tempfile.TemporaryDirectory() as numba_dir:
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "bgnet.bearoff", "build", "--path", str(Path(tmp) / "cold.npz")],
+            subprocess.run([sys.executable, "-m", "bgnet.nets.bearoff", "build", "--path", str(Path(tmp) / "cold.npz")],
                            capture_output=True, text=True, check=True, env={**os.environ, "NUMBA_CACHE_DIR": numba_dir})
             res["first_build_command_with_compilation_s"] = round(time.perf_counter() - t, 2)
-        from bgnet import bearoff as bo
+        from bgnet.nets import bearoff as bo
 
         t = time.perf_counter()
         db = bo.build()

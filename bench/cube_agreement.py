@@ -20,7 +20,7 @@ cache, or says it cannot run and exits 0.
     python bench/cube_agreement.py --bearoff 8000 --seed 8   # the bear-off efficiency against the exact database
 
 "lookahead" figures value no double and double/take one exchange ahead
-(``bgnet.cube.lookahead_decision``) with the shipped net's 0-ply leaves, ``--no-lookahead``
+(``bgnet.cube.lookahead.lookahead_decision``) with the shipped net's 0-ply leaves, ``--no-lookahead``
 skips them; ``--gnubg-leaves`` adds the same on gnubg-nn's leaves (gnubg's chances all through).
 """
 
@@ -61,7 +61,7 @@ class Context:
 
     def state(self) -> Any:
         """The MatchState of this context."""
-        from bgnet.match import MatchState
+        from bgnet.cube.match import MatchState
 
         return MatchState(self.match_length, self.score_me, self.score_opp, self.cube, self.owner,  # type: ignore[arg-type]
                           crawford=self.crawford, jacoby=self.jacoby, beavers=self.beavers)
@@ -161,7 +161,7 @@ def parse_hint(text: str) -> dict[str, Any]:
 
 def match_id_for(ctx: Context) -> str:
     """The gnubg Match ID of a context with the side on roll as gnubg's player 0, dice not rolled."""
-    from bgnet.formats import MatchIdFields, match_id_from_fields
+    from bgnet.core.formats import MatchIdFields, match_id_from_fields
 
     owner = {"centred": 3, "me": 0, "opponent": 1}[ctx.owner]
     return match_id_from_fields(MatchIdFields(ctx.cube, owner, 0, ctx.crawford, 1, 0, False, 0, (0, 0),
@@ -175,10 +175,10 @@ def sample_positions(n: int, seed: int, min_win: float = 0.55, max_win: float = 
     """Position IDs from seeded self-play of the shipped net where the side on roll wins ``min_win..max_win`` at 0-ply."""
     import numpy as np
 
-    from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.fastnet import load_numpy_net
-    from bgnet.position import Position
-    from bgnet.selfplay import SelfPlay
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.core.position import Position
+    from bgnet.sim.selfplay import SelfPlay
 
     net = load_numpy_net(DEFAULT_CHECKPOINT)
     sp = SelfPlay(64, seed)
@@ -305,8 +305,8 @@ Decider = Callable[[dict[str, Any]], tuple[bool, str | None]]
 
 def model_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     """bgnet's cube_decision fed gnubg's own 2-ply cubeless probabilities."""
-    from bgnet.cube import cube_decision
-    from bgnet.position import Position
+    from bgnet.cube.decision import cube_decision
+    from bgnet.core.position import Position
 
     d = cube_decision(rec["probs"], CONTEXT_BY_NAME[rec["context"]].state(), Position.from_position_id(rec["position_id"]))
     return d.action.startswith("double"), d.response
@@ -319,8 +319,8 @@ _LEAVES: dict[tuple[str, str, str], Any] = {}
 def _evaluator(source: str) -> Any:
     """The 0-ply chances that value the leaves: "net" the shipped net, "gnubg" GNU Backgammon's (gnubg-nn)."""
     if source not in _EVALUATORS:
-        from bgnet.agents import DEFAULT_CHECKPOINT, GnubgAgent
-        from bgnet.fastnet import load_numpy_net
+        from bgnet.play.agents import DEFAULT_CHECKPOINT, GnubgAgent
+        from bgnet.nets.fastnet import load_numpy_net
 
         _EVALUATORS[source] = (load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards if source == "net"
                                else GnubgAgent(0).probs_fn)
@@ -329,8 +329,8 @@ def _evaluator(source: str) -> Any:
 
 def _leaves(rec: dict[str, Any], source: str = "net") -> Any:
     """``source``'s chances one exchange ahead of a record's position (cached per position, context and source)."""
-    from bgnet.cube import exchange_leaves
-    from bgnet.position import Position
+    from bgnet.play.cube_search import exchange_leaves
+    from bgnet.core.position import Position
 
     key = (rec["position_id"], rec["context"], source)
     if key not in _LEAVES:
@@ -341,9 +341,9 @@ def _leaves(rec: dict[str, Any], source: str = "net") -> Any:
 
 def _lookahead(rec: dict[str, Any], probs: Any, source: str) -> tuple[bool, str | None]:
     """``lookahead_decision`` from ``probs`` with ``source``'s leaves: (doubles, response)."""
-    from bgnet.cube import lookahead_decision
-    from bgnet.position import Position
-    from bgnet.search import ROLLS
+    from bgnet.cube.lookahead import lookahead_decision
+    from bgnet.core.position import Position
+    from bgnet.play.search import ROLLS
 
     leaves, weights = _leaves(rec, source)
     d = lookahead_decision(probs, CONTEXT_BY_NAME[rec["context"]].state(),
@@ -365,8 +365,8 @@ def two_ply_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     """The shipped net's 2-ply chances (the leaves' mean) through plain cube_decision, without the look-ahead."""
     import numpy as np
 
-    from bgnet.cube import cube_decision
-    from bgnet.position import Position
+    from bgnet.cube.decision import cube_decision
+    from bgnet.core.position import Position
 
     leaves, weights = _leaves(rec)
     mean = np.clip(weights @ leaves / weights.sum(), 0.0, 1.0)
@@ -375,7 +375,7 @@ def two_ply_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
 
 
 def searched_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
-    """The whole pipeline at 2 plies: the shipped net's leaves one exchange ahead (``bgnet.cube.searched_decision``)."""
+    """The whole pipeline at 2 plies: the shipped net's leaves one exchange ahead (``bgnet.play.cube_search.searched_decision``)."""
     import numpy as np
 
     leaves, weights = _leaves(rec)
@@ -384,11 +384,11 @@ def searched_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
 
 def pipeline_decider(ply: int = 1) -> Decider:
     """bgnet's whole pipeline: the shipped net's ``ply``-ply probabilities, then cube_decision."""
-    from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.cube import cube_decision
-    from bgnet.fastnet import load_numpy_net
-    from bgnet.position import Position
-    from bgnet.search import evaluate_position
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.cube.decision import cube_decision
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.core.position import Position
+    from bgnet.play.search import evaluate_position
 
     fn = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
 
@@ -411,10 +411,10 @@ def bearoff_agreement(n: int, seed: int) -> dict[str, dict[str, float]]:
     """
     import numpy as np
 
-    from bgnet import bearoff
-    from bgnet.cube import cube_decision
-    from bgnet.match import MatchState
-    from bgnet.position import Position
+    from bgnet.nets import bearoff
+    from bgnet.cube.decision import cube_decision
+    from bgnet.cube.match import MatchState
+    from bgnet.core.position import Position
 
     db, table = bearoff.database(), bearoff.positions_table()
     rng = np.random.default_rng(seed)
@@ -467,7 +467,7 @@ TITLES = (
      "lookahead_decision on gnubg's chances all through (its 2-ply probabilities, gnubg-nn's 0-ply leaves):"),
     ("pipeline_1ply", "whole pipeline (shipped net at 1-ply, then cube_decision) vs gnubg 2-ply cubeful:"),
     ("pipeline_2ply", "whole pipeline at 2 plies without the look-ahead (net's 2-ply chances, then cube_decision):"),
-    ("pipeline_2ply_lookahead", "whole pipeline at 2 plies (bgnet.cube.searched_decision, shipped net) vs gnubg 2-ply cubeful:"),
+    ("pipeline_2ply_lookahead", "whole pipeline at 2 plies (bgnet.play.cube_search.searched_decision, shipped net) vs gnubg 2-ply cubeful:"),
 )
 """The printed figure groups after the model's, in order, by their key in the JSON output."""
 

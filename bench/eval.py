@@ -8,7 +8,7 @@ shared machine the CPU figure is the steadier one.
     python bench/eval.py                    # a line of text
     python bench/eval.py --json             # one JSON object
     python bench/eval.py --games 4000 --cubeful --model checkpoints/bgnet.pt
-    python bench/eval.py --decisions        # microseconds per bgnet.cube.cube_decision call
+    python bench/eval.py --decisions        # microseconds per bgnet.cube.decision.cube_decision call
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def main() -> int:
     import numpy as np
     import torch
 
-    from bgnet.backends import single_blas_thread
-    from bgnet.game import Rules
-    from bgnet.evaluation.runner import DuelSpec, engine, run_duel
+    from bgnet.sim.backends import single_blas_thread
+    from bgnet.play.game import Rules
+    from bgnet.sim.runner import DuelSpec, engine, run_duel
 
     torch.set_num_threads(1)
     single_blas_thread()  # as ``bgnet eval`` runs: BLAS threads only fight the game loop for the cores
@@ -79,9 +79,9 @@ def time_decisions(seed: int, as_json: bool) -> int:
     """Microseconds per cube_decision call over seeded random probabilities and six states."""
     import numpy as np
 
-    from bgnet.cube import cube_decision
-    from bgnet.match import MatchState
-    from bgnet.position import Position
+    from bgnet.cube.decision import cube_decision
+    from bgnet.cube.match import MatchState
+    from bgnet.core.position import Position
 
     rng = np.random.default_rng(seed)
     states = [MatchState(), MatchState(cube_value=2, cube_owner="me"), MatchState(jacoby=True, beavers=True),

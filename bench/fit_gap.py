@@ -16,9 +16,9 @@ import sys
 
 import numpy as np
 
-from bgnet.errors import BgnetError
-from bgnet.model import net_from_checkpoint, read_checkpoint
-from bgnet.probs import equities
+from bgnet.core.errors import BgnetError
+from bgnet.nets.model import net_from_checkpoint, read_checkpoint
+from bgnet.core.probs import equities
 
 
 def label_sample(path: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

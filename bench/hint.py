@@ -1,9 +1,9 @@
 """``bgnet hint`` latency for a typical contact position at 0, 1 and 2 plies, warm and cold.
 
-Warm: ``bgnet.hint.move_hint`` in this process with the net already loaded and
+Warm: ``bgnet.play.hint.move_hint`` in this process with the net already loaded and
 the kernels compiled (median of repeats), on the evaluator ``bgnet hint`` and ``bgnet serve`` use
-(``--engine agent``: ``bgnet.agents.NeuralAgent``'s, the numba forward pass with the bear-off
-database) or on the torch net (``--engine torch``: ``bgnet.model.NetEvaluator``, what training uses). Cold: the wall time of a fresh
+(``--engine agent``: ``bgnet.play.agents.NeuralAgent``'s, the numba forward pass with the bear-off
+database) or on the torch net (``--engine torch``: ``bgnet.nets.model.NetEvaluator``, what training uses). Cold: the wall time of a fresh
 ``python -m bgnet hint POSITION DICE --ply N`` process (imports, model load,
 kernels from numba's cache, the search, printing), median of a few runs.
 One torch thread throughout.
@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from bgnet.agents import DEFAULT_CHECKPOINT, NeuralAgent  # noqa: E402
-from bgnet.hint import move_hint  # noqa: E402
-from bgnet.model import NetEvaluator  # noqa: E402
-from bgnet.position import Position  # noqa: E402
+from bgnet.play.agents import DEFAULT_CHECKPOINT, NeuralAgent  # noqa: E402
+from bgnet.play.hint import move_hint  # noqa: E402
+from bgnet.nets.model import NetEvaluator  # noqa: E402
+from bgnet.core.position import Position  # noqa: E402
 
 # A middle game with contact for both sides (X on roll): X has split his back checkers' partner
 # blots on the 5 and 3 points; O holds his 24 and 23 split and has 15 checkers in play.

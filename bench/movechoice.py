@@ -46,8 +46,8 @@ def _write(path: Path, payload: dict[str, Any]) -> None:
 
 def sample(n: int, seed: int) -> list[tuple[np.ndarray, tuple[int, int]]]:
     """``n`` (board, dice) pairs from self-play of the shipped net with a few random plays (5%)."""
-    from bgnet.fastnet import load_numpy_net
-    from bgnet.resources import default_checkpoint
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.core.resources import default_checkpoint
     from bgnet.trainer.rounds import collect_positions
 
     fn = load_numpy_net(default_checkpoint()).probs_of_boards
@@ -60,11 +60,11 @@ def sample(n: int, seed: int) -> list[tuple[np.ndarray, tuple[int, int]]]:
 def build(args: argparse.Namespace) -> int:
     """Roll out candidate plays of sampled positions until the file holds ``--positions`` of them."""
     from bgnet import load_agent
-    from bgnet.encoding import position_kinds
-    from bgnet.movegen import legal_moves
-    from bgnet.position import Position
-    from bgnet.rollout import rollout
-    from bgnet.search import rank_moves
+    from bgnet.features.encoding import position_kinds
+    from bgnet.core.movegen import legal_moves
+    from bgnet.core.position import Position
+    from bgnet.sim.rollout import rollout
+    from bgnet.play.search import rank_moves
 
     settings = {"trials": args.trials, "truncate": args.truncate, "ply": 0, "luck_vr": True,
                 "candidates": args.candidates, "window": args.window, "seed": args.seed}
@@ -107,8 +107,8 @@ def build(args: argparse.Namespace) -> int:
 def score(args: argparse.Namespace) -> int:
     """Mean move-choice error of an agent over the file's positions, by kind."""
     from bgnet import load_agent
-    from bgnet.movegen import legal_moves
-    from bgnet.position import Position
+    from bgnet.core.movegen import legal_moves
+    from bgnet.core.position import Position
 
     data = json.loads(args.data.read_text())
     agent = load_agent(args.agent, ply=args.ply)
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--data", type=Path, default=DATA)
     s.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    from bgnet.errors import BgnetError
+    from bgnet.core.errors import BgnetError
 
     try:
         return build(args) if args.command == "build" else score(args)

@@ -18,11 +18,11 @@ import numpy as np
 
 import bgnet
 from bgnet import Position
-from bgnet.encoding import KINDS, position_kinds
-from bgnet.errors import BgnetError
-from bgnet.probs import Probs
-from bgnet.rules import opening_roll
-from bgnet.search import evaluate_boards
+from bgnet.features.encoding import KINDS, position_kinds
+from bgnet.core.errors import BgnetError
+from bgnet.core.probs import Probs
+from bgnet.core.rules import opening_roll
+from bgnet.play.search import evaluate_boards
 
 Judge = Callable[[np.ndarray], np.ndarray]
 """Probabilities (N, 5) of boards (N, 26), each for its side on roll; exact for finished games."""

@@ -6,7 +6,7 @@
 
 Sections:
 
-* ``gnubg``: rollout games per second of ``bgnet.rollout`` (the shipped net, 0-ply, one thread) and of the
+* ``gnubg``: rollout games per second of ``bgnet.sim.rollout`` (the shipped net, 0-ply, one thread) and of the
   ``gnubg`` package's ``rollout`` command (its own nets, 0-ply, ``set threads 1``) on the same position,
   trials, truncation and dice settings, without and with variance reduction (gnubg's lookahead, ours by luck);
 * ``full``: wall time of a full (untruncated) 1,296-trial 0-ply cubeless rollout of the opening position
@@ -15,7 +15,7 @@ Sections:
   four luck variants, interleaved and repeated, one thread;
 * ``cubeful``: the cube played inside the trials against the cubeless rollout (time, cube decisions, the cube
   lines' standard errors with luck VR);
-* ``agree``: ``bgnet.rollout`` driven by GNU Backgammon's evaluator (``GnubgAgent(0).probs_fn``, gnubg-nn)
+* ``agree``: ``bgnet.sim.rollout`` driven by GNU Backgammon's evaluator (``GnubgAgent(0).probs_fn``, gnubg-nn)
   against the gnubg package's own rollout of the same position and settings: the means must agree within
   their combined 95% interval.
 
@@ -42,8 +42,8 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bgnet.position import Position  # noqa: E402
-from bgnet.rollout import RolloutSettings, rollout, thread_map  # noqa: E402
+from bgnet.core.position import Position  # noqa: E402
+from bgnet.sim.rollout import RolloutSettings, rollout, thread_map  # noqa: E402
 
 OPENING = "4HPwATDgc/ABMA"
 """The opening position, X to roll (gnubg: a game in progress with no dice rolled)."""
@@ -119,7 +119,7 @@ class Gnubg:
 
 
 def _net():
-    from bgnet.agents import load_agent
+    from bgnet.play.agents import load_agent
 
     return load_agent("default", ply=0).probs_fn
 
@@ -256,7 +256,7 @@ def section_cubeful(seed: int, trials: int = 1296, truncate: int = 10) -> dict[s
 
 
 def section_agree(trials: int, truncate: int, seed: int) -> dict[str, object]:
-    from bgnet.agents import GnubgAgent
+    from bgnet.play.agents import GnubgAgent
 
     fn = GnubgAgent(0).probs_fn
     g = Gnubg()
@@ -276,7 +276,7 @@ def section_agree(trials: int, truncate: int, seed: int) -> dict[str, object]:
             bound = 1.96 * (sx ** 2 + (sy + 0.0005) ** 2) ** 0.5 + 0.0005
             rows[name] = {"bgnet": x, "gnubg": y, "diff": x - y, "bound95": bound, "agree": abs(x - y) <= bound}
             ok &= abs(x - y) <= bound
-        print(f"[agree] gnubg's evaluator in bgnet.rollout vs the gnubg package's rollout: {trials} trials, "
+        print(f"[agree] gnubg's evaluator in bgnet.sim.rollout vs the gnubg package's rollout: {trials} trials, "
               f"truncated at {truncate}, 0-ply, cubeless, {'VR on both' if vr else 'no VR'} (gnubg: no pruning nets):")
         for name, r in rows.items():
             print(f"  {name:<16} bgnet {r['bgnet']:+.4f}  gnubg {r['gnubg']:+.4f}  diff {r['diff']:+.4f}  "

@@ -35,8 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bgnet.backends import LocalBackend, RayBackend, busy_fraction, map_chunks, timed  # noqa: E402
-from bgnet.evaluation.runner import DuelSpec, play_chunk_shared, shared_agents  # noqa: E402
+from bgnet.sim.backends import LocalBackend, RayBackend, busy_fraction, map_chunks, timed  # noqa: E402
+from bgnet.sim.runner import DuelSpec, play_chunk_shared, shared_agents  # noqa: E402
 
 
 def noop(shared: Any, chunk: int, seed: int) -> int:
@@ -48,7 +48,7 @@ def make_net(folder: Path) -> str:
     """A checkpoint with fresh weights of the released net's shape."""
     import torch
 
-    from bgnet.model import BgNet, ModelConfig, save_checkpoint
+    from bgnet.nets.model import BgNet, ModelConfig, save_checkpoint
 
     torch.manual_seed(0)
     path = folder / "bench_net.pt"
@@ -143,9 +143,9 @@ def duel_scaling(args: argparse.Namespace, net: str) -> None:
 def selfplay_scaling(args: argparse.Namespace) -> None:
     import torch
 
-    from bgnet.learner import fit
-    from bgnet.model import BgNet, ModelConfig
-    from bgnet.td import lambda_returns
+    from bgnet.trainer.learner import fit
+    from bgnet.nets.model import BgNet, ModelConfig
+    from bgnet.trainer.td import lambda_returns
     from bgnet.trainer.distributed import RaySelfPlay
 
     torch.manual_seed(0)

@@ -24,9 +24,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bgnet.learner import fit  # noqa: E402
-from bgnet.model import BgNet, ModelConfig  # noqa: E402
-from bgnet.selfplay import SelfPlay  # noqa: E402
+from bgnet.trainer.learner import fit  # noqa: E402
+from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
+from bgnet.sim.selfplay import SelfPlay  # noqa: E402
 from bgnet.trainer.config import build_config  # noqa: E402
 from bgnet.trainer.inference import TorchEvaluator  # noqa: E402
 from bgnet.trainer.selfplay import trajectories_to_samples, use_torch_encoder  # noqa: E402

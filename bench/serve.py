@@ -40,10 +40,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bgnet.cli import main as cli_main  # noqa: E402
-from bgnet.movegen import legal_moves  # noqa: E402
-from bgnet.position import Position  # noqa: E402
-from bgnet.blas import limit_blas_threads  # noqa: E402
+from bgnet.cli.main import main as cli_main  # noqa: E402
+from bgnet.core.movegen import legal_moves  # noqa: E402
+from bgnet.core.position import Position  # noqa: E402
+from bgnet.core.blas import limit_blas_threads  # noqa: E402
 
 DEEP_POSITION = Position.from_points({24: 2, 13: 4, 8: 3, 6: 4, 5: 1, 3: 1}, {24: 1, 23: 1, 13: 5, 8: 3, 6: 5})
 

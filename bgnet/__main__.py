@@ -2,6 +2,6 @@
 
 import sys
 
-from bgnet.cli import main
+from bgnet.cli.main import main
 
 sys.exit(main())

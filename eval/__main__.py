@@ -2,6 +2,6 @@
 
 import sys
 
-from bgnet.evaluation.cli import main
+from bgnet.cli.eval import main
 
 sys.exit(main())

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from bgnet import Position, Probs, legal_moves
-from bgnet.agents import (DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, NoProbabilitiesError, PubevalAgent,
+from bgnet.play.agents import (DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, NoProbabilitiesError, PubevalAgent,
                           RandomAgent, load_agent)
-from bgnet.cube import cube_decision
-from bgnet.match import MatchState
-from bgnet.search import best_move, evaluate_position
+from bgnet.cube.decision import cube_decision
+from bgnet.cube.match import MatchState
+from bgnet.play.search import best_move, evaluate_position
 
 START = Position.start()
 # X far ahead in a race with O still on the bar: a position to double and pass.
@@ -116,7 +116,7 @@ def test_the_one_line_user_api() -> None:
     import typing
 
     import bgnet
-    from bgnet.protocols import CubeAction
+    from bgnet.core.protocols import CubeAction
 
     agent = bgnet.load_agent("default", ply=1)
     hints = agent.hint(START, "31")

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgnet import game as g
-from bgnet.analysis import MARKS, MatchAnalysis, analyse_match, mark_of
-from bgnet.matchfile import MatchRecord, MatchRecorder, read_match
-from bgnet.movegen import legal_moves
-from bgnet.search import MONEY, evaluate_boards, utility_for
+from bgnet.play import game as g
+from bgnet.app.analysis import MARKS, MatchAnalysis, analyse_match, mark_of
+from bgnet.io.matchfile import MatchRecord, MatchRecorder, read_match
+from bgnet.core.movegen import legal_moves
+from bgnet.play.search import MONEY, evaluate_boards, utility_for
 
 DATA = Path(__file__).parent / "data" / "matches"
 FIXTURES = sorted(p for p in DATA.glob("*.mat") if p.with_suffix(".gnubg.json").exists())
@@ -23,8 +23,8 @@ FIXTURES = sorted(p for p in DATA.glob("*.mat") if p.with_suffix(".gnubg.json").
 
 @pytest.fixture(scope="module")
 def fn():  # type: ignore[no-untyped-def]
-    from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.fastnet import load_numpy_net
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.nets.fastnet import load_numpy_net
 
     return load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
 
@@ -90,8 +90,8 @@ def _play(fn, rules: g.Rules, seed: int, worst: int, games: int = 2) -> MatchRec
                 assert game.dice is not None
                 moves = legal_moves(game.position, game.dice)
                 util = MONEY if rules.is_money else utility_for(game.match_state())
-                from bgnet import _movegen_kernels as mk
-                from bgnet.probs import flip_probs
+                from bgnet.core import _movegen_kernels as mk
+                from bgnet.core.probs import flip_probs
 
                 after = mk.swap_sides_batch(np.array([m.after.board for m in moves], np.int8))
                 values = util.of(flip_probs(evaluate_boards(fn, after, 0)))

@@ -1,4 +1,4 @@
-"""bgnet.backends without Ray: chunk seeds, the local backend's order and retries, and the clear errors."""
+"""bgnet.sim.backends without Ray: chunk seeds, the local backend's order and retries, and the clear errors."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import bgnet.evaluation.runner as runner
-from bgnet.backends import BackendError, LocalBackend, chunk_seeds, make_backend, map_chunks, split
-from bgnet.evaluation.cli import main as eval_main
-from bgnet.evaluation.runner import DuelSpec, run_duel
-from bgnet.game import Rules
-from bgnet.selfplay import SelfPlay
+import bgnet.sim.runner as runner
+from bgnet.sim.backends import BackendError, LocalBackend, chunk_seeds, make_backend, map_chunks, split
+from bgnet.cli.eval import main as eval_main
+from bgnet.sim.runner import DuelSpec, run_duel
+from bgnet.play.game import Rules
+from bgnet.sim.selfplay import SelfPlay
 from bgnet.trainer.config import ConfigError, build_config
 from bgnet.trainer.distributed import LocalSelfPlay, pack, quotas, unpack
 

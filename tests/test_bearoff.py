@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from bgnet import Position, legal_moves
-from bgnet import bearoff as bo
-from bgnet._game_kernels import apply_terminal, terminal_codes
+from bgnet.nets import bearoff as bo
+from bgnet.core._game_kernels import apply_terminal, terminal_codes
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
 WEIGHTS = [Fraction(1, 36) if a == b else Fraction(2, 36) for a, b in ROLLS]
@@ -88,7 +88,7 @@ def test_numbering_is_gnu_backgammons() -> None:
 
 
 def test_roll_results_are_the_afterstates_of_legal_moves() -> None:
-    """The database's own play generator against bgnet.movegen on random one-sided positions and every roll."""
+    """The database's own play generator against bgnet.core.movegen on random one-sided positions and every roll."""
     rng = np.random.default_rng(7)
     table = bo.positions_table()
     for i in rng.integers(1, bo.N_POSITIONS, 60):
@@ -290,7 +290,7 @@ def test_with_database_replaces_only_bearoff_rows(cache) -> None:
 
 
 def test_with_database_wraps_an_evaluator_object(cache) -> None:
-    from bgnet.protocols import Evaluator
+    from bgnet.core.protocols import Evaluator
 
     class Half:
         def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
@@ -303,7 +303,7 @@ def test_with_database_wraps_an_evaluator_object(cache) -> None:
 
 
 def test_search_with_database_is_exact_at_every_ply(cache) -> None:
-    from bgnet.search import evaluate_position
+    from bgnet.play.search import evaluate_position
 
     fn = bo.with_database(lambda boards: np.full((len(boards), 5), 0.5, np.float32))
     pos = Position(board({6: 15}, {1: 1}))
@@ -353,7 +353,7 @@ def test_corrupt_or_stale_file_is_rebuilt_with_one_line(cache, capsys) -> None:
 
 def test_build_command(tmp_path) -> None:
     out = tmp_path / "db.npz"
-    res = subprocess.run([sys.executable, "-m", "bgnet.bearoff", "build", "--path", str(out)],
+    res = subprocess.run([sys.executable, "-m", "bgnet.nets.bearoff", "build", "--path", str(out)],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "built the bear-off databases" in res.stdout and bo.load(out).win.shape == (924, 924)

@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from bgnet.agents import load_agent
-from bgnet.bearoff import exact_probs, is_bearoff
-from bgnet.movegen import afterstate_boards, legal_moves, swap_sides_batch
-from bgnet.position import Position
-from bgnet.probs import flip_probs
-from bgnet.search import evaluate_boards, rank_moves
+from bgnet.play.agents import load_agent
+from bgnet.nets.bearoff import exact_probs, is_bearoff
+from bgnet.core.movegen import afterstate_boards, legal_moves, swap_sides_batch
+from bgnet.core.position import Position
+from bgnet.core.probs import flip_probs
+from bgnet.play.search import evaluate_boards, rank_moves
 
 GAMMONED = Position.from_points({6: 15}, {1: 1})
 """15 checkers on the 6-point against one opposing checker: only 6s, 5-1, 4-2, 3-3 and 2-2 (17 of 36) save the gammon."""
@@ -54,7 +54,7 @@ def test_hints_rank_bearoff_plays_by_their_exact_chances(agents, ply: int) -> No
 def test_search_stops_at_the_database_but_not_for_a_bare_function() -> None:
     boards = np.array([GAMMONED.board], np.int8)
     flat = lambda b: np.full((len(b), 5), 0.25, np.float32)  # noqa: E731
-    from bgnet.bearoff import with_database
+    from bgnet.nets.bearoff import with_database
 
     assert evaluate_boards(with_database(flat), boards, 2)[0] == pytest.approx(EXACT, abs=1e-6)
     assert evaluate_boards(flat, boards, 0)[0] == pytest.approx([0.25] * 5)  # no database unless asked for
@@ -63,7 +63,7 @@ def test_search_stops_at_the_database_but_not_for_a_bare_function() -> None:
 
 
 def test_cli_hint_at_zero_ply_is_exact(capsys) -> None:
-    from bgnet.cli import main
+    from bgnet.cli.main import main
 
     assert main(["hint", GAMMONED.position_id(), "--ply", "0", "--json"]) == 0
     probs = json.loads(capsys.readouterr().out)["decision"]["probs"]
@@ -79,7 +79,7 @@ def test_server_answers_exactly() -> None:
 
 
 def test_training_targets_end_on_the_exact_chances() -> None:
-    from bgnet.selfplay import SelfPlay
+    from bgnet.sim.selfplay import SelfPlay
     from bgnet.trainer.selfplay import trajectories_to_samples
 
     def coin(b: np.ndarray) -> np.ndarray:

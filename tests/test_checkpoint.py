@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from bgnet.agents import DEFAULT_CHECKPOINT, load_agent
-from bgnet.model import read_checkpoint
-from bgnet.position import Position
+from bgnet.play.agents import DEFAULT_CHECKPOINT, load_agent
+from bgnet.nets.model import read_checkpoint
+from bgnet.core.position import Position
 
 START = Position.start()
 

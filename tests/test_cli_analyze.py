@@ -82,7 +82,7 @@ def test_play_save_writes_a_file_analyze_reads(tmp_path: Path) -> None:
         assert r.returncode == 0, r.stderr
         if "The bot rolls" in r.stdout:
             break
-    from bgnet.matchfile import read_match
+    from bgnet.io.matchfile import read_match
 
     m = read_match(out)
     assert m.players == ("You", "bgnet") and m.match_length == 3

@@ -73,8 +73,8 @@ def test_hint_json_matches_the_library() -> None:
         assert m["equity"] == pytest.approx(money, abs=1e-6)
     assert [m["equity"] for m in moves] == sorted((m["equity"] for m in moves), reverse=True)
     # The same ranking as an in-process hint from the shipped net.
-    from bgnet.hint import move_hint
-    from bgnet.model import NetEvaluator
+    from bgnet.play.hint import move_hint
+    from bgnet.nets.model import NetEvaluator
 
     fn = NetEvaluator.from_checkpoint(ROOT / "checkpoints" / "bgnet.pt").probs_of_boards
     want = move_hint(fn, Position.start(), (3, 1), top=4)
@@ -102,8 +102,8 @@ def test_cubeful_hint() -> None:
     out = ok_json("hint", START_ID, "62", "--cubeful", "--top", "3", "--ply", "0", "--no-jacoby", "--no-beavers")
     assert out["equity"] == "cubeful money"
     from bgnet import Probs
-    from bgnet.hint import cubeful_after
-    from bgnet.match import MatchState
+    from bgnet.play.hint import cubeful_after
+    from bgnet.cube.match import MatchState
 
     for m in out["moves"]:
         probs = Probs(*(m["probs"][k] for k in ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")))
@@ -156,7 +156,7 @@ def test_cube_command() -> None:
 
 
 def test_custom_model(tmp_path: Path) -> None:
-    from bgnet.model import BgNet, ModelConfig, save_checkpoint
+    from bgnet.nets.model import BgNet, ModelConfig, save_checkpoint
 
     path = tmp_path / "tiny.pt"
     save_checkpoint(path, BgNet(ModelConfig(hidden=(4,))))

@@ -113,7 +113,7 @@ def test_help() -> None:
 
 
 def test_main_in_process(capsys: pytest.CaptureFixture[str]) -> None:
-    from bgnet.cli import main
+    from bgnet.cli.main import main
 
     assert main(["moves", START_ID, "66", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["moves"]) == len(legal_moves(Position.start(), (6, 6)))

@@ -185,7 +185,7 @@ class ScriptedInput:
 
 
 def session(bot: StubBot, length: int, seed: int, double: bool, take: bool) -> str:
-    from bgnet.play import play_session
+    from bgnet.cli.play import play_session
 
     out = io.StringIO()
     assert play_session(bot, length=length, seed=seed, inp=ScriptedInput(out, double, take), out=out) == 0  # type: ignore[arg-type]
@@ -269,7 +269,7 @@ class BeaverBot(StubBot):
 
 
 def cube_session(bot: StubBot, rules, seed: int, **kw: bool) -> str:  # noqa: ANN001
-    from bgnet.play import play_session
+    from bgnet.cli.play import play_session
 
     out = io.StringIO()
     assert play_session(bot, seed=seed, inp=CubeInput(out, **kw), out=out, rules=rules) == 0  # type: ignore[arg-type]
@@ -278,7 +278,7 @@ def cube_session(bot: StubBot, rules, seed: int, **kw: bool) -> str:  # noqa: AN
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_beavers_and_raccoons_do_not_crash_and_show_the_cube(seed: int) -> None:
-    from bgnet.game import Rules
+    from bgnet.play.game import Rules
 
     # Before the fix the player's double, beavered by the bot with raccoons on, left the game in its
     # "beavered" phase and the loop died with KeyError: 'beavered'.
@@ -296,15 +296,15 @@ def test_beavers_and_raccoons_do_not_crash_and_show_the_cube(seed: int) -> None:
 
 
 def test_beaver_only_when_allowed() -> None:
-    from bgnet.game import Rules
+    from bgnet.play.game import Rules
 
     text = cube_session(StubBot("take"), Rules(), 3)
     assert "beaver" not in text.split("Commands:")[1].split("\n", 1)[1]  # never offered without --beavers
 
 
 def test_a_dead_cube_is_refused_with_a_sentence() -> None:
-    from bgnet import game as g
-    from bgnet.play import Session
+    from bgnet.play import game as g
+    from bgnet.cli.play import Session
 
     import numpy as np
 
@@ -330,7 +330,7 @@ def test_rule_options_that_cannot_apply(args: tuple[str, ...]) -> None:
 
 
 def test_rule_options_reach_the_game() -> None:
-    from bgnet.cli import build_parser
+    from bgnet.cli.main import build_parser
 
     args = build_parser().parse_args(["play", "--beavers", "--raccoons", "--no-jacoby"])
     assert (args.beavers, args.raccoons, args.jacoby, args.holland) == (True, True, False, False)

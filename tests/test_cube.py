@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from bgnet.cube import InvalidProbsError, cube_decision, cube_efficiency
-from bgnet.match import MatchState
-from bgnet.met import default_met
-from bgnet.position import Position
-from bgnet.probs import Probs
+from bgnet.cube.decision import InvalidProbsError, cube_decision, cube_efficiency
+from bgnet.cube.match import MatchState
+from bgnet.cube.met import default_met
+from bgnet.core.position import Position
+from bgnet.core.probs import Probs
 
 MONEY = MatchState()
 
@@ -291,7 +291,7 @@ def test_trailer_redoubles_at_once_when_it_costs_him_nothing() -> None:
 
 
 def test_cube_efficiency_by_kind_of_position() -> None:
-    from bgnet.cube import bearoff_rolls, position_kind
+    from bgnet.cube.decision import bearoff_rolls, position_kind
 
     contact = Position.start()
     race = Position.from_points({12: 5, 6: 5, 5: 5}, {12: 5, 6: 5, 5: 5})
@@ -303,7 +303,7 @@ def test_cube_efficiency_by_kind_of_position() -> None:
     assert cube_efficiency(race) == pytest.approx(min(0.7, max(0.6, 0.55 + 0.00125 * race.pips()[0])))
     assert cube_efficiency(long_bearoff) == pytest.approx(0.6)
     assert bearoff_rolls(last_roll) == (1, 1) and cube_efficiency(last_roll) == 0.0
-    from bgnet.cube import bearoff_efficiency
+    from bgnet.cube.decision import bearoff_efficiency
     assert [bearoff_efficiency(r) for r in (1, 2, 3, 4, 9)] == pytest.approx([0.0, 0.4, 0.5, 0.6, 0.6])
     # Last roll: a dead cube, so the take point is the dead-cube 25%.
     assert cube_decision(gammonless(0.7), MONEY, last_roll).take_point == pytest.approx(0.25)
@@ -327,7 +327,7 @@ def test_every_cube_text_states_its_rules() -> None:
 
 
 def test_matches_beyond_the_table_get_one_sentence() -> None:
-    from bgnet.met import InvalidMETError
+    from bgnet.cube.met import InvalidMETError
 
     with pytest.raises(InvalidMETError, match="beyond this table's reach"):
         cube_decision(gammonless(0.7), MatchState(100, 0, 0))
@@ -358,7 +358,7 @@ def test_cli_cube_hint_defaults_to_gnubg_money_rules_and_says_so() -> None:
 
 def test_without_volatility_waiting_ties_with_doubling() -> None:
     """Leaves that all equal the chances now: the same double is there next turn, so waiting ties with doubling."""
-    from bgnet.cube import lookahead_decision
+    from bgnet.cube.lookahead import lookahead_decision
 
     probs = [0.74, 0.05, 0.0, 0.02, 0.0]
     plain = cube_decision(probs, MONEY)
@@ -371,7 +371,7 @@ def test_without_volatility_waiting_ties_with_doubling() -> None:
 
 def test_market_losers_ahead_make_the_double_right() -> None:
     """Half the next turns lose the market (a cash), half fall back: doubling now beats the model's no double."""
-    from bgnet.cube import lookahead_decision
+    from bgnet.cube.lookahead import lookahead_decision
 
     probs = gammonless(0.66)
     assert cube_decision(probs, MONEY).action == "no double"
@@ -382,7 +382,7 @@ def test_market_losers_ahead_make_the_double_right() -> None:
 
 def test_post_crawford_trailer_doubles_a_take_at_once() -> None:
     """Doubled stakes cost the post-Crawford trailer nothing when he loses: a taken double is made even without volatility."""
-    from bgnet.cube import lookahead_decision
+    from bgnet.cube.lookahead import lookahead_decision
 
     state = MatchState(5, 2, 4)  # 3-away trailer against the 1-away leader
     probs = [0.6, 0.1, 0.0, 0.08, 0.0]
@@ -391,10 +391,10 @@ def test_post_crawford_trailer_doubles_a_take_at_once() -> None:
 
 
 def test_exchange_leaves_average_to_the_two_ply_chances() -> None:
-    from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.cube import exchange_leaves, searched_decision
-    from bgnet.fastnet import load_numpy_net
-    from bgnet.search import evaluate_position
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.play.cube_search import exchange_leaves, searched_decision
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.play.search import evaluate_position
 
     fn = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
     pos = Position.from_position_id("4HPwATDgc/ABMA")
@@ -408,7 +408,7 @@ def test_exchange_leaves_average_to_the_two_ply_chances() -> None:
 
 def test_the_opponents_cube_turn_inside_the_exchange_only_lowers_my_values() -> None:
     """He doubles at his turn only when that is worse for me: grouped leaves never value more than a flat set."""
-    from bgnet.cube import lookahead_decision
+    from bgnet.cube.lookahead import lookahead_decision
 
     rng = np.random.default_rng(5)
     for _ in range(20):
@@ -427,7 +427,7 @@ def test_the_opponents_cube_turn_inside_the_exchange_only_lowers_my_values() -> 
 
 def test_a_lost_market_for_the_opponent_is_his_double_and_my_pass() -> None:
     """After one of my rolls he is far ahead at every reply: he doubles me out there, so that roll is worth -1 to me."""
-    from bgnet.cube import lookahead_decision
+    from bgnet.cube.lookahead import lookahead_decision
 
     bad, good = gammonless(0.05), gammonless(0.70)
     leaves = np.array([bad, bad, good, good])
@@ -443,7 +443,7 @@ def test_a_lost_market_for_the_opponent_is_his_double_and_my_pass() -> None:
 
 def test_with_the_jacoby_rule_playing_on_never_beats_the_cash() -> None:
     """Gammons count single until the cube is turned, so no double is worth at most the cash: never "too good"."""
-    from bgnet.cube import lookahead_decision
+    from bgnet.cube.lookahead import lookahead_decision
 
     jacoby = MatchState(jacoby=True)
     rng = np.random.default_rng(8)
@@ -461,7 +461,7 @@ def test_with_the_jacoby_rule_playing_on_never_beats_the_cash() -> None:
 def test_cube_action_is_cube_decisions_action_and_response() -> None:
     """The game loops' lean path gives exactly the full decision's action and response, in money and matches,
     for random and for edge chances (no gammons, certain wins, probabilities that need clamping)."""
-    from bgnet.cube import cube_action
+    from bgnet.cube.decision import cube_action
 
     rng = np.random.default_rng(12)
     states = [MatchState(), MatchState(jacoby=True, beavers=True), MatchState(cube_value=2, cube_owner="me"),
@@ -490,8 +490,8 @@ def test_cube_action_is_cube_decisions_action_and_response() -> None:
 
 def test_cube_efficiencies_of_a_batch_are_those_of_each_position() -> None:
     # The game loops ask the kernel for every table at once; hints ask one position at a time.
-    from bgnet.cube import cube_efficiencies, position_kind
-    from bgnet.movegen import generate_plays, swap_sides_batch
+    from bgnet.cube.decision import cube_efficiencies, position_kind
+    from bgnet.core.movegen import generate_plays, swap_sides_batch
 
     rng = np.random.default_rng(3)
     boards = [np.array(Position.start().board, np.int8)]

@@ -99,7 +99,7 @@ def test_lookahead_agreement_on_a_subset(bench: ModuleType) -> None:
 
 
 def test_bearoff_efficiency_reproduces_the_exact_database(bench: ModuleType) -> None:
-    """The bear-off efficiency rule against exact optimal cube play (bgnet.bearoff), on seeded small bear-offs."""
+    """The bear-off efficiency rule against exact optimal cube play (bgnet.nets.bearoff), on seeded small bear-offs."""
     figures = bench.bearoff_agreement(1500, seed=3)
     rule, flat = figures["bear-off rule"], figures["x = 0.6"]
     # Measured with 8,000 positions (seed 8): 98.4% / 97.3%, against 95.4% / 96.3% with a flat 0.6.

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from bgnet import Position, legal_moves
-from bgnet.agents import BaseAgent, load_agent
-from bgnet.duel import (PubevalScorer, RandomScorer, TableOutcome, deal_dice, paired_duel, play_cubeless,
+from bgnet.play.agents import BaseAgent, load_agent
+from bgnet.sim.duel import (PubevalScorer, RandomScorer, TableOutcome, deal_dice, paired_duel, play_cubeless,
                         play_deals, ratio_ci95, summarise, summarise_outcomes)
-from bgnet.game import Rules
+from bgnet.play.game import Rules
 
 
 def test_deal_dice_are_reproducible_and_open_with_two_different_dice() -> None:
@@ -214,7 +214,7 @@ def test_every_batched_play_is_one_the_public_play_accepts() -> None:
     # observer saw it, through the public ``play``, which regenerates the legal plays.
     from pathlib import Path
 
-    from bgnet.game import Game, play
+    from bgnet.play.game import Game, play
 
     net = load_agent(str(Path(__file__).resolve().parent.parent / "checkpoints" / "bgnet.pt"))
     pub = load_agent("pubeval")
@@ -240,7 +240,7 @@ def test_observed_and_unobserved_games_are_the_same() -> None:
     # (``game.roll_and_play_generated``); with one, every rolled state is shown first.
     from pathlib import Path
 
-    from bgnet.game import Game
+    from bgnet.play.game import Game
 
     net = load_agent(str(Path(__file__).resolve().parent.parent / "checkpoints" / "bgnet.pt"))
     pub = load_agent("pubeval")

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from bgnet.encoding import NUM_FEATURES, RAW_PER_SIDE, encode, race_flags
-from bgnet.position import Position
+from bgnet.features.encoding import NUM_FEATURES, RAW_PER_SIDE, encode, race_flags
+from bgnet.core.position import Position
 
 START = Position.start()
 RAW = 2 * RAW_PER_SIDE

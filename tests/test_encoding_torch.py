@@ -3,10 +3,10 @@
 import numpy as np
 import torch
 
-from bgnet.encoding import encode
-from bgnet.encoding_torch import encode_torch
-from bgnet.movegen import generate_afterstates
-from bgnet.position import Position
+from bgnet.features.encoding import encode
+from bgnet.features.encoding_torch import encode_torch
+from bgnet.core.movegen import generate_afterstates
+from bgnet.core.position import Position
 
 
 def test_same_features_as_numba_on_many_positions():

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import bgnet.evaluation.runner as runner
-from bgnet.evaluation.cli import main
-from bgnet.evaluation.runner import DuelSpec, run_duel
-from bgnet.evaluation.tournament import elo_difference, least_squares_ratings
-from bgnet.game import Rules
+import bgnet.sim.runner as runner
+from bgnet.cli.eval import main
+from bgnet.sim.runner import DuelSpec, run_duel
+from bgnet.sim.tournament import elo_difference, least_squares_ratings
+from bgnet.play.game import Rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINT = ROOT / "checkpoints" / "bgnet.pt"
@@ -149,8 +149,8 @@ def test_bgnet_eval_is_the_same_command_as_python_m_eval(tmp_path: Path) -> None
                                          (["--games", "2", "--seed", "5", "--match", "3"], "default", "pubeval")])
 def test_saved_games_replay_legally_with_the_duels_results(tmp_path: Path, extra: list[str], a: str, b: str,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from bgnet.evaluation.games import file_name, player_names
-    from bgnet.matchfile import read_match, replay_match
+    from bgnet.sim.recorded_games import file_name, player_names
+    from bgnet.io.matchfile import read_match, replay_match
 
     folder = tmp_path / "games"
     assert main([a, b, *extra, "--quiet", "--save-games", str(folder)]) == 0

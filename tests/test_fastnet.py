@@ -3,9 +3,9 @@
 import numpy as np
 import torch
 
-from bgnet.fastnet import NumpyNet, cache_dir, load_numpy_net
-from bgnet.model import BgNet, ModelConfig, NetEvaluator, save_checkpoint
-from bgnet.position import Position
+from bgnet.nets.fastnet import NumpyNet, cache_dir, load_numpy_net
+from bgnet.nets.model import BgNet, ModelConfig, NetEvaluator, save_checkpoint
+from bgnet.core.position import Position
 
 
 def boards():
@@ -65,9 +65,9 @@ def test_changed_checkpoint_is_not_served_from_the_cache(tmp_path, monkeypatch):
 
 
 def test_a_checkpoint_with_nets_by_kind_scores_each_board_with_its_own_net(tmp_path, monkeypatch):
-    from bgnet.encoding import position_kinds
-    from bgnet.fastnet import NumpyNetSet, load_evaluator
-    from bgnet.model import NetSet, save_netset
+    from bgnet.features.encoding import position_kinds
+    from bgnet.nets.fastnet import NumpyNetSet, load_evaluator
+    from bgnet.nets.model import NetSet, save_netset
 
     monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
     torch.manual_seed(3)
@@ -103,7 +103,7 @@ def test_a_cache_file_of_an_older_layout_is_rewritten(tmp_path, monkeypatch):
 def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
     """``probs_of_boards`` (the fused kernel) against numpy's dense products, for each activation, feature
     version and depth; a board's chances do not depend on the other boards of its batch."""
-    import bgnet.fastnet as fastnet
+    import bgnet.nets.fastnet as fastnet
 
     b = boards()
     rng = np.random.default_rng(2)
@@ -122,7 +122,7 @@ def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
 
 def test_a_fused_kernel_that_disagrees_is_not_used(monkeypatch):
     """A stale compiled kernel (one that no longer matches numpy) is found by the check and numpy is used."""
-    import bgnet.fastnet as fastnet
+    import bgnet.nets.fastnet as fastnet
 
     rng = np.random.default_rng(3)
     layers = [(rng.normal(0, 0.3, (16, 246)).astype(np.float32), np.zeros(16, np.float32)),

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from bgnet import encoding as E
-from bgnet.encoding import EXPERT_PER_SIDE, NUM_FEATURES_V1, NUM_FEATURES_V2, encode, num_features
-from bgnet.position import Position
+from bgnet.features import encoding as E
+from bgnet.features.encoding import EXPERT_PER_SIDE, NUM_FEATURES_V1, NUM_FEATURES_V2, encode, num_features
+from bgnet.core.position import Position
 
 NAMES = ["p1", "p2", "pip_loss", "back_escapes", "containment", "containment2", "break_contact", "back_checker",
          "back_anchor", "forward_anchor", "mobility", "moment2", "timing", "backbone", "free_pips", "enter_fail"]
@@ -145,7 +145,7 @@ def test_swapping_sides_swaps_the_expert_blocks():
 
 def test_threaded_v2_matches_serial():
     rng = np.random.default_rng(3)
-    from bgnet.movegen import generate_afterstates
+    from bgnet.core.movegen import generate_afterstates
 
     after, _ = generate_afterstates(np.array([Position.start().board] * 8, np.int8), rng.integers(1, 7, (8, 2)))
     big = np.repeat(after, 4096 // len(after) + 1, axis=0)
@@ -155,8 +155,8 @@ def test_threaded_v2_matches_serial():
 def test_v2_checkpoints_record_their_version_and_play(tmp_path, monkeypatch):
     import torch
 
-    from bgnet.fastnet import load_numpy_net
-    from bgnet.model import BgNet, ModelConfig, NetEvaluator, load_net, save_checkpoint
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.nets.model import BgNet, ModelConfig, NetEvaluator, load_net, save_checkpoint
 
     monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
     torch.manual_seed(0)
@@ -181,14 +181,14 @@ def test_v2_checkpoints_record_their_version_and_play(tmp_path, monkeypatch):
     ckpt = torch.load(path, weights_only=True)
     ckpt["model_config"]["num_features"] = NUM_FEATURES_V1
     torch.save(ckpt, path)
-    from bgnet.model import CheckpointError
+    from bgnet.nets.model import CheckpointError
 
     with pytest.raises(CheckpointError, match="features version 2"):
         load_net(path)
 
 
 def test_position_kinds():
-    from bgnet.encoding import position_kinds
+    from bgnet.features.encoding import position_kinds
 
     race = Position.from_points({6: 5, 5: 5}, {6: 5, 3: 5})
     # contact, and I have 10 checkers off: crashed
@@ -202,7 +202,7 @@ def test_position_kinds():
 def test_netset_picks_the_net_of_each_kind(tmp_path):
     import torch
 
-    from bgnet.model import BgNet, ModelConfig, NetEvaluator, load_net, load_netset, save_netset, NetSet
+    from bgnet.nets.model import BgNet, ModelConfig, NetEvaluator, load_net, load_netset, save_netset, NetSet
 
     torch.manual_seed(1)
     contact, race = BgNet(ModelConfig.for_features([8], "relu", 2)), BgNet(ModelConfig.for_features([4], "relu", 1))
@@ -226,7 +226,7 @@ def test_netset_picks_the_net_of_each_kind(tmp_path):
 def test_widen_keeps_the_function(tmp_path):
     import torch
 
-    from bgnet.model import BgNet, ModelConfig, NetEvaluator, widen
+    from bgnet.nets.model import BgNet, ModelConfig, NetEvaluator, widen
 
     torch.manual_seed(2)
     v1 = BgNet(ModelConfig(hidden=(8,)))

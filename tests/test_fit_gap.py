@@ -32,7 +32,7 @@ def test_gaps_of_one_win_chance_off_by_a_tenth(bench: ModuleType) -> None:
 
 def test_main_reads_a_labels_file_and_rejects_a_bad_one(bench: ModuleType, tmp_path: Path, monkeypatch,
                                                         capsys) -> None:
-    from bgnet.position import Position
+    from bgnet.core.position import Position
 
     boards = np.array([Position.from_position_id("4HPwATDgc/ABMA").board] * 3, np.int8)
     targets = np.tile(np.array([0.5, 0.15, 0.01, 0.15, 0.01], np.float32), (3, 1))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bgnet.formats import (
+from bgnet.core.formats import (
     FormatError,
     MatchIdFields,
     XgidFields,
@@ -25,7 +25,7 @@ from bgnet.formats import (
     position_id_from_boards,
     xgid_from_position,
 )
-from bgnet.position import Position
+from bgnet.core.position import Position
 
 VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # a copy of ../shared
 VECTORS: dict[str, Any] = json.loads(VECTORS_PATH.read_text())

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bgnet import Position, legal_moves
-from bgnet.game import (Game, GameRuleError, Match, Rules, double, may_double, new_game, play, play_game,
+from bgnet.play.game import (Game, GameRuleError, Match, Rules, double, may_double, new_game, play, play_game,
                         play_generated, raccoon, respond, roll, roll_and_play_generated)
-from bgnet.rules import Result
+from bgnet.core.rules import Result
 
 MONEY = Rules()
 
@@ -277,7 +277,7 @@ def test_play_game_never_asks_the_doubler_again_before_he_rolls() -> None:
 
 
 def test_max_cube_bounds_beavers_and_raccoons() -> None:
-    from bgnet.game import may_beaver, may_raccoon
+    from bgnet.play.game import may_beaver, may_raccoon
 
     doubled = double(at_roll(Rules(beavers=True, raccoons=True, max_cube=4), Position.start(), cube=2, owner=0))
     assert not may_beaver(doubled)                              # 2 -> 8 would pass the limit of 4
@@ -310,7 +310,7 @@ def test_play_refuses_an_afterstate_no_legal_play_produces() -> None:
 
 
 def test_dead_cube_reasons() -> None:
-    from bgnet.game import dead_cube
+    from bgnet.play.game import dead_cube
 
     assert dead_cube(at_roll(MONEY, Position.start())) is None
     assert "dead" in (dead_cube(at_roll(Rules(match_length=5), Position.start(), score=(4, 2), post_crawford=True))
@@ -327,9 +327,9 @@ def test_play_generated_gives_the_same_game_as_play() -> None:
     # exactly the Game that the public, checking ``play`` gives.
     import numpy as np
 
-    from bgnet._game_kernels import terminal_codes
-    from bgnet.game import play_generated
-    from bgnet.movegen import generate_plays, swap_sides_batch
+    from bgnet.core._game_kernels import terminal_codes
+    from bgnet.play.game import play_generated
+    from bgnet.core.movegen import generate_plays, swap_sides_batch
 
     rng = np.random.default_rng(11)
     finished = set()
@@ -364,7 +364,7 @@ def test_play_generated_gives_the_same_game_as_play() -> None:
 @pytest.mark.parametrize("position,dice,turn", [(Position.start(), (3, 1), 0), (Position.start(), (6, 6), 1),
                                                 (GAMMON_NEXT, (2, 1), 0), (BACKGAMMON_NEXT, (4, 3), 1)])
 def test_roll_and_play_generated_is_a_roll_then_a_play(position: Position, dice: tuple[int, int], turn: int) -> None:
-    from bgnet.rules import result_kind, winner
+    from bgnet.core.rules import result_kind, winner
 
     before = Game(MONEY, position, turn, "roll", rolls=(3, 2), cube=2, owner=turn, cube_turned=True)
     for move in legal_moves(position, dice):

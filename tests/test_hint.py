@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from bgnet import Move, Position, Probs, legal_moves
-from bgnet.cube import cube_decision
-from bgnet.hint import HintError, cube_hint, cubeful_after, move_hint
-from bgnet.match import MatchState
-from bgnet.search import equity_at_score, evaluate_position, match_winning_chance, mwc_to_equity
+from bgnet.cube.decision import cube_decision
+from bgnet.play.hint import HintError, cube_hint, cubeful_after, move_hint
+from bgnet.cube.match import MatchState
+from bgnet.play.search import equity_at_score, evaluate_position, match_winning_chance, mwc_to_equity
 
 
 def pip_probs(boards: np.ndarray) -> np.ndarray:

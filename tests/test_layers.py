@@ -1,10 +1,11 @@
-"""Imports only go downwards: every ``bgnet`` module imports only modules below it in the layer order.
+"""The folders of ``bgnet`` are its layers, and imports only go downwards through them.
 
-The order is the one the ``bgnet/__init__.py`` docstring describes (DESIGN.md's
-layers, with an order inside each): engine, cube and match logic, coach, front
-ends. Imports inside functions count (a lazy import is still a dependency);
-imports under ``if TYPE_CHECKING:`` do not (they are annotations only). A new
-module must be placed in ``LAYERS`` before it can be imported by anything.
+The order of the folders is ``bgnet.LAYERS`` (lowest first); a module's layer is the
+folder it lives in. Imports inside functions count (a lazy import is still a
+dependency); imports under ``if TYPE_CHECKING:`` do not (they are annotations only).
+Inside a folder any module may import another, as long as the module graph as a
+whole has no cycle. An ``if __name__ == "__main__":`` stanza does not count either: it
+lets ``python -m bgnet.trainer.rounds`` start its front end in ``bgnet.cli``.
 """
 
 from __future__ import annotations
@@ -12,63 +13,36 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
+import bgnet
 
 ROOT = Path(__file__).resolve().parents[1] / "bgnet"
-
-LAYERS: dict[str, list[str]] = {
-    "engine": [
-        "errors", "resources", "blas", "formats", "render", "probs", "notation", "_movegen_kernels", "movegen", "position",
-        "rules", "_game_kernels", "protocols", "encoding", "encoding_torch", "pubeval", "ranker", "bearoff", "model",
-        "_net_kernels", "fastnet",
-    ],
-    "cube and match logic": ["match", "met", "search", "_cube_kernels", "cube", "game"],
-    "coach": [
-        "scorers", "selfplay", "td", "learner", "duel_stats", "duel", "backends", "_rollout_kernels", "rollout",
-        "trainer", "trainer.config", "trainer.inference", "trainer.distributed", "trainer.selfplay", "trainer.export",
-        "trainer.ranker",
-    ],
-    "front ends": [
-        "hint", "agents", "answers", "", "matchfile", "evaluation", "evaluation.tournament", "evaluation.curve",
-        "evaluation.runner", "evaluation.games", "evaluation.cli", "trainer.rounds", "analysis", "analyze_cli", "play", "serve", "rollout_cli", "cli", "__main__",
-    ],
-}
-"""Modules (relative to ``bgnet``; a package's submodules may be listed, else they share its place), lowest first.
-
-``trainer.rounds`` runs duels through ``bgnet.evaluation`` and loads agents, so it
-sits with the front ends although it lives in the trainer package.
-
-``""`` is the package itself (``import bgnet``): its eager imports are engine modules
-and the rest load lazily, so front ends may use it but nothing below them.
-"""
-
-KNOWN: set[str] = set()
-"""Violations in modules other helpers are still writing, each to be fixed there (the test below fails
-when one disappears, so the list only shrinks)."""
-
-ORDER = [m for layer in LAYERS.values() for m in layer]
-RANK = {m: i for i, m in enumerate(ORDER)}
-
-
-def _place(module: str) -> str:
-    """The LAYERS entry of ``bgnet.<module>`` (its own, else its package's)."""
-    parts = module.split(".")
-    for k in range(len(parts), 0, -1):
-        name = ".".join(parts[:k])
-        if name in RANK:
-            return name
-    return module
+FRONT_ENDS = {"cli", "serve"}
+"""Front ends sit side by side at the top: neither imports the other, except that ``cli`` starts ``serve``."""
 
 
 def _modules() -> dict[str, Path]:
     out = {}
     for path in sorted(ROOT.rglob("*.py")):
-        rel = path.relative_to(ROOT).with_suffix("")
-        parts = list(rel.parts)
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = path
     return out
+
+
+MODULES = _modules()
+
+
+def _layer(module: str) -> str:
+    """The folder of ``bgnet.<module>``: its first dotted part, or "" for the package's own modules."""
+    return module.split(".")[0] if "." in module or (ROOT / module).is_dir() else ""
+
+
+def _rank(module: str) -> int:
+    layer = _layer(module)
+    if layer == "":
+        return len(bgnet.LAYERS) + (1 if module == "__main__" else -1)
+    return bgnet.LAYERS.index(layer) if layer in bgnet.LAYERS else -1
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -76,14 +50,21 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(path: Path, module: str, known: set[str]) -> set[str]:
-    """The bgnet modules (relative names) that ``path`` imports at run time."""
+def _is_main_guard(test: ast.expr) -> bool:
+    """``if __name__ == "__main__":``: a module's entry-point stanza, which may start a front end."""
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """The bgnet modules (relative names) that ``path`` imports at run time (entry-point stanzas aside)."""
     tree = ast.parse(path.read_text())
     found: set[str] = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and (_is_type_checking(node.test) or _is_main_guard(node.test)):
             for child in node.orelse:
                 visit(child)
             return
@@ -102,7 +83,7 @@ def _imports(path: Path, module: str, known: set[str]) -> set[str]:
                 target = None
             if target is not None:
                 subs = [f"{target}.{a.name}".strip(".") for a in node.names]
-                hits = [s for s in subs if s in known or s in RANK]
+                hits = [s for s in subs if s in MODULES]
                 found.update(hits if hits else [target])
         for child in ast.iter_child_nodes(node):
             visit(child)
@@ -112,43 +93,79 @@ def _imports(path: Path, module: str, known: set[str]) -> set[str]:
     return found
 
 
-MODULES = _modules()
+GRAPH = {module: _imports(path, module) for module, path in MODULES.items()}
 
 
-def test_every_module_has_a_place_in_the_layers() -> None:
-    missing = sorted(m for m in MODULES if _place(m) not in RANK)
-    assert not missing, f"place these modules in LAYERS: {missing}"
+def test_every_folder_is_a_layer() -> None:
+    folders = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(bgnet.LAYERS)
+    assert set(bgnet.LAYERS[-len(FRONT_ENDS):]) == FRONT_ENDS
+
+
+def test_every_module_lives_in_a_layer_folder() -> None:
+    flat = sorted(m for m in MODULES if _layer(m) == "" and m not in ("", "__main__"))
+    assert flat == []
+
+
+def test_every_folder_says_what_it_owns() -> None:
+    for layer in bgnet.LAYERS:
+        doc = ast.get_docstring(ast.parse((ROOT / layer / "__init__.py").read_text()))
+        assert doc and len(doc.split()) >= 15, f"bgnet/{layer}/__init__.py needs a paragraph saying what it owns"
 
 
 def _violations() -> list[str]:
     out = []
-    for module, path in MODULES.items():
-        me = _place(module)
-        for target in sorted(_imports(path, module, set(MODULES))):
-            there = _place(target)
-            if there == me:
+    for module, targets in GRAPH.items():
+        for target in sorted(targets):
+            mine, theirs = _layer(module), _layer(target)
+            if mine == theirs:
                 continue
-            if RANK.get(there, len(ORDER)) >= RANK.get(me, -1):
-                out.append(f"bgnet.{module} imports bgnet.{target or '(the package)'}")
+            if mine in FRONT_ENDS and theirs in FRONT_ENDS:
+                if (mine, theirs) == ("cli", "serve"):
+                    continue
+            elif _rank(target) < _rank(module):
+                continue
+            out.append(f"bgnet.{module} imports bgnet.{target or '(the package)'}")
     return out
 
 
 def test_imports_only_go_downwards() -> None:
-    found = set(_violations())
-    assert sorted(found - KNOWN) == []
-    assert sorted(KNOWN - found) == [], "fixed: remove these from KNOWN"
+    assert _violations() == []
 
 
-@pytest.mark.parametrize("module", ["position", "notation", "movegen"])
-def test_the_board_layer_has_no_cycle(module: str) -> None:
-    """position, notation and movegen once imported one another; now notation < movegen < position."""
-    below = {m for m in ORDER[: RANK[module]]}
-    assert _imports(MODULES[module], module, set(MODULES)) <= below
+def _cycle() -> list[str]:
+    """One import cycle among the modules, or [] when the graph is acyclic."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(GRAPH.get(node, ())):
+            if nxt not in GRAPH or nxt == "":
+                continue
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if state.get(nxt) is None and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(GRAPH):
+        if state.get(node) is None and (found := visit(node)):
+            return found
+    return []
+
+
+def test_no_import_cycles() -> None:
+    assert _cycle() == []
 
 
 def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
-    """The import reader sees lazy imports and skips TYPE_CHECKING ones (so the test above can fail)."""
+    """The import reader sees lazy imports and skips TYPE_CHECKING ones (so the tests above can fail)."""
     src = tmp_path / "x.py"
     src.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from bgnet.cube import A\n"
-                   "def f():\n    from bgnet.agents import load_agent\n    from bgnet import _game_kernels\n")
-    assert _imports(src, "position", set(MODULES)) == {"agents", "_game_kernels"}
+                   "def f():\n    from bgnet.play.agents import load_agent\n    from bgnet.core import _game_kernels\n"
+                   "if __name__ == '__main__':\n    from bgnet.cli.main import main\n")
+    assert _imports(src, "core.position") == {"play.agents", "core._game_kernels"}

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from bgnet.encoding import encode
-from bgnet.learner import fit, outcome_cross_entropy, outcomes, sibling_rank_loss
-from bgnet.model import BgNet, ModelConfig
+from bgnet.features.encoding import encode
+from bgnet.trainer.learner import fit, outcome_cross_entropy, outcomes, sibling_rank_loss
+from bgnet.nets.model import BgNet, ModelConfig
 
 
 def _boards(n: int) -> np.ndarray:

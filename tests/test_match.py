@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bgnet.match import InvalidMatchStateError, MatchState
+from bgnet.cube.match import InvalidMatchStateError, MatchState
 
 VECTORS = Path(__file__).resolve().parent / "data" / "format_vectors.json"
 
@@ -75,7 +75,7 @@ def test_away_is_undefined_in_money_play() -> None:
 
 
 def test_from_match_id_matches_decoded_vector_fields() -> None:
-    pytest.importorskip("bgnet.formats")
+    pytest.importorskip("bgnet.core.formats")
     for v in _vectors("match_ids"):
         f = v["fields"]
         me = f.get("dice_owner_player_on_roll", f.get("dice_owner"))
@@ -94,7 +94,7 @@ def test_from_match_id_matches_decoded_vector_fields() -> None:
 
 
 def test_from_match_id_manual_example_is_seen_by_the_roller() -> None:
-    pytest.importorskip("bgnet.formats")
+    pytest.importorskip("bgnet.core.formats")
     # 9-point match, player 0 has 2 and owns a 2-cube, player 1 (4 points) has rolled.
     s = MatchState.from_match_id("QYkqASAAIAAE")
     assert s == MatchState(9, 4, 2, 2, "opponent")
@@ -103,7 +103,7 @@ def test_from_match_id_manual_example_is_seen_by_the_roller() -> None:
 
 
 def test_from_xgid_matches_vectors() -> None:
-    pytest.importorskip("bgnet.formats")
+    pytest.importorskip("bgnet.core.formats")
     for v in _vectors("xgids"):
         fields = v["xgid"].split("=", 1)[-1].split(":")
         cube_log2, cube_pos, turn = int(fields[1]), int(fields[2]), int(fields[3])
@@ -120,7 +120,7 @@ def test_from_xgid_matches_vectors() -> None:
 
 
 def test_from_xgid_top_on_roll_owning_cube() -> None:
-    pytest.importorskip("bgnet.formats")
+    pytest.importorskip("bgnet.core.formats")
     s = MatchState.from_xgid("XGID=-EA--------------------bh-:2:-1:-1:00:0:0:0:0:10")
     assert s == MatchState(0, 0, 0, 4, "me")
     c = MatchState.from_xgid("XGID=aFAC--a-----a-a----cbbbbAA:0:0:1:33:4:1:1:5:8")

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bgnet import game as g
-from bgnet.matchfile import (MatchFileError, MatchRecord, MatchRecorder, format_mat, format_sgf, parse_mat, parse_sgf,
+from bgnet.play import game as g
+from bgnet.io.matchfile import (MatchFileError, MatchRecord, MatchRecorder, format_mat, format_sgf, parse_mat, parse_sgf,
                              read_match, replay_games, write_match)
-from bgnet.movegen import legal_moves
+from bgnet.core.movegen import legal_moves
 
 DATA = Path(__file__).parent / "data" / "matches"
 MATS = sorted(DATA.glob("*.mat"))
@@ -147,7 +147,7 @@ def test_cube_rules_are_checked() -> None:
                       games=(first.__class__(1, (0, 0), first.actions[:1] + (first.actions[1].__class__(
                           first.actions[0].player, "double", cube=2, number=1),)),))
     with pytest.raises(MatchFileError, match="game 1, move 1: .* doubles, but it is"):
-        from bgnet.matchfile import replay_match
+        from bgnet.io.matchfile import replay_match
         replay_match(rec)
 
 
@@ -275,7 +275,7 @@ class _Greedy:
 
 
 def test_play_and_record_writes_a_match_that_replays(tmp_path: Path) -> None:
-    from bgnet.matchfile import play_and_record
+    from bgnet.io.matchfile import play_and_record
 
     rng = np.random.default_rng(4)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bgnet.met import InvalidMETError, MatchEquityTable, default_met, generate_met
+from bgnet.cube.met import InvalidMETError, MatchEquityTable, default_met, generate_met
 
 GNUBG_XML = next(Path(__file__).resolve().parents[1].glob(".venv/lib/python3*/site-packages/gnubg/data/met/Kazaross-XG2.xml"), None)
 
@@ -148,7 +148,7 @@ def test_table_stays_monotone_past_its_edge() -> None:
 
 
 def test_matches_beyond_the_tables_reach_get_one_sentence() -> None:
-    from bgnet.met import MAX_AWAY
+    from bgnet.cube.met import MAX_AWAY
 
     met = default_met()
     assert 0.0 < met.equity(MAX_AWAY, MAX_AWAY - 1) < 0.5

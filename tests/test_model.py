@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from bgnet.model import BgNet, CheckpointError, ModelConfig, NetEvaluator, load_net, read_checkpoint, save_checkpoint
-from bgnet.position import Position
-from bgnet.probs import Probs
+from bgnet.nets.model import BgNet, CheckpointError, ModelConfig, NetEvaluator, load_net, read_checkpoint, save_checkpoint
+from bgnet.core.position import Position
+from bgnet.core.probs import Probs
 
 
 def test_outputs_are_consistent_probabilities():
@@ -112,7 +112,7 @@ def test_widening_the_hidden_layers_keeps_the_function():
     import numpy as np
     import pytest
 
-    from bgnet.model import BgNet, ModelConfig, widen_hidden
+    from bgnet.nets.model import BgNet, ModelConfig, widen_hidden
 
     torch.manual_seed(2)
     net = BgNet(ModelConfig.for_features([16, 8], "relu", 2)).eval()
@@ -133,7 +133,7 @@ def test_average_nets_is_the_mean_of_the_weights():
     """Two nets average weight by weight; a different shape is refused with a sentence."""
     import pytest
 
-    from bgnet.model import BgNet, ModelConfig, average_nets
+    from bgnet.nets.model import BgNet, ModelConfig, average_nets
 
     torch.manual_seed(3)
     cfg = ModelConfig.for_features([16, 8], "relu", 2)
@@ -153,7 +153,7 @@ def test_committee_net_averages_the_members_heads_before_the_sigmoids():
     a net of another depth or activation is refused with a sentence."""
     import pytest
 
-    from bgnet.model import BgNet, ModelConfig, committee_net
+    from bgnet.nets.model import BgNet, ModelConfig, committee_net
 
     torch.manual_seed(4)
     members = [BgNet(ModelConfig.for_features(h, "relu", 2)) for h in ([12, 6], [8, 4], [5, 3])]

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from bgnet import Position, generate_afterstates, legal_moves
-from bgnet.formats import key20_from_boards
-from bgnet.movegen import InvalidDiceError, generate_plays
-from bgnet.rules import Result, result_kind, winner
+from bgnet.core.formats import key20_from_boards
+from bgnet.core.movegen import InvalidDiceError, generate_plays
+from bgnet.core.rules import Result, result_kind, winner
 
 Board = tuple[int, ...]
 GOLDEN = Path(__file__).resolve().parent / "data" / "movegen.txt"

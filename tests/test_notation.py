@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bgnet import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, InvalidPositionError, Move, Position
-from bgnet.notation import format_steps, parse_pairs
+from bgnet.core.notation import format_steps, parse_pairs
 
 VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"
 MOVE_VECTORS: list[dict[str, Any]] = json.loads(VECTORS_PATH.read_text())["moves"]

@@ -49,7 +49,7 @@ def test_the_wheel_holds_the_net_and_no_top_level_train_or_eval(wheel: Path) -> 
     assert "bgnet/data/bgnet.pt" in names and "bgnet/py.typed" in names
     tops = {n.split("/")[0] for n in names if not n.startswith("bgnet-")}
     assert tops == {"bgnet"}, tops
-    assert "bgnet/trainer/selfplay.py" in names and "bgnet/evaluation/cli.py" in names
+    assert "bgnet/trainer/selfplay.py" in names and "bgnet/cli/eval.py" in names
 
 
 def test_hint_from_a_wheel_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_hint_from_a_wheel_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["BGNET_CACHE"] = str(tmp_path / "cache")  # cold: the net is read from the package itself
-    where = subprocess.run([str(py), "-c", "import bgnet, bgnet.resources as r; print(bgnet.__file__); "
+    where = subprocess.run([str(py), "-c", "import bgnet, bgnet.core.resources as r; print(bgnet.__file__); "
                             "print(r.default_checkpoint())"], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert where.returncode == 0, where.stderr
     module_file, net_file = where.stdout.split()

@@ -1,4 +1,4 @@
-"""Tests for bgnet.pubeval: scores against gnubg's reference, the race switch, batching, move choice."""
+"""Tests for bgnet.nets.pubeval: scores against gnubg's reference, the race switch, batching, move choice."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from bgnet.position import Position
-from bgnet.pubeval import WEIGHTS_FILE, WIN_SCORE, PubevalInputError, pubeval_score, pubeval_scores
+from bgnet.core.position import Position
+from bgnet.nets.pubeval import WEIGHTS_FILE, WIN_SCORE, PubevalInputError, pubeval_score, pubeval_scores
 
 # gnubg computes in float32; its "all off" score 99999999 rounds to 1e8 there.
 RTOL = 1e-5
@@ -243,8 +243,8 @@ def test_choice_agrees_with_gnubg_over_its_own_move_list(gnubg_nn: ModuleType) -
 
 
 def test_choice_over_legal_moves_agrees_with_gnubg(gnubg_nn: ModuleType) -> None:
-    """pubeval's pick among bgnet.movegen's plays is gnubg's pub_best_move (up to float32 ties)."""
-    movegen = pytest.importorskip("bgnet.movegen", reason="bgnet.movegen is not written yet")
+    """pubeval's pick among bgnet.core.movegen's plays is gnubg's pub_best_move (up to float32 ties)."""
+    movegen = pytest.importorskip("bgnet.core.movegen", reason="bgnet.core.movegen is not written yet")
     rng = np.random.default_rng(9)
     positions = sample_positions(seed=13, count=250) + [Position.start()] * 30
     for pos in positions:

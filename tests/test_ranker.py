@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bgnet import ranker
-from bgnet.position import Position
+from bgnet.nets import ranker
+from bgnet.core.position import Position
 
 
 def test_the_ranker_finds_blots_in_reach_and_primes() -> None:
@@ -51,9 +51,9 @@ def test_ranker_model_file_round_trips_and_bad_files_are_refused(tmp_path) -> No
 def test_a_fit_on_a_few_positions_ranks_better_than_pubeval() -> None:
     """Fitted to the released net on a few self-play games, the ranker's top play agrees with the net more often
     than pubeval's on other games (the shipped model's figures are in docs/BENCHMARKS.md)."""
-    from bgnet.bearoff import with_database
-    from bgnet.fastnet import load_evaluator
-    from bgnet.resources import default_checkpoint
+    from bgnet.nets.bearoff import with_database
+    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.core.resources import default_checkpoint
     from bgnet.trainer import ranker as fitting
 
     net = with_database(load_evaluator(default_checkpoint()).probs_of_boards)
@@ -65,9 +65,9 @@ def test_a_fit_on_a_few_positions_ranks_better_than_pubeval() -> None:
 
 
 def test_the_rankers_race_flag_is_pubevals() -> None:
-    """``ranker._scan`` finds the race flag from bit masks; it must be ``bgnet.pubeval.race_scan``'s own rule."""
-    from bgnet.movegen import generate_plays
-    from bgnet.pubeval import race_scan
+    """``ranker._scan`` finds the race flag from bit masks; it must be ``bgnet.nets.pubeval.race_scan``'s own rule."""
+    from bgnet.core.movegen import generate_plays
+    from bgnet.nets.pubeval import race_scan
 
     rng = np.random.default_rng(3)
     rows = []

@@ -17,11 +17,11 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'bgne
 
 import torch  # noqa: E402
 
-import bgnet.evaluation.runner as runner  # noqa: E402
-from bgnet.backends import LocalBackend, RayBackend, map_chunks, split  # noqa: E402
-from bgnet.evaluation.runner import DuelSpec, run_duel  # noqa: E402
-from bgnet.game import Rules  # noqa: E402
-from bgnet.model import BgNet, ModelConfig, read_checkpoint, save_checkpoint  # noqa: E402
+import bgnet.sim.runner as runner  # noqa: E402
+from bgnet.sim.backends import LocalBackend, RayBackend, map_chunks, split  # noqa: E402
+from bgnet.sim.runner import DuelSpec, run_duel  # noqa: E402
+from bgnet.play.game import Rules  # noqa: E402
+from bgnet.nets.model import BgNet, ModelConfig, read_checkpoint, save_checkpoint  # noqa: E402
 from bgnet.trainer.distributed import RaySelfPlay, SelfPlayActor, quotas, unpack  # noqa: E402
 from bgnet.trainer.selfplay import run as train_run  # noqa: E402
 
@@ -123,9 +123,9 @@ def test_duels_on_ray_equal_the_local_duels(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_rollouts_and_labels_on_ray_equal_the_local_ones(tmp_path: Path) -> None:
-    from bgnet.fastnet import load_numpy_net
-    from bgnet.rollout import RolloutSettings, label_positions, rollout
-    from bgnet.selfplay import START_BOARD
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.sim.rollout import RolloutSettings, label_positions, rollout
+    from bgnet.sim.selfplay import START_BOARD
 
     torch.manual_seed(2)
     net_path = tmp_path / "net.pt"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bgnet.position import Position
-from bgnet.render import render_board
+from bgnet.core.position import Position
+from bgnet.core.render import render_board
 
 VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # a copy of ../shared
 POSITION_IDS = [v["position_id"] for v in json.loads(VECTORS_PATH.read_text())["position_ids"]]

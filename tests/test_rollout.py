@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from bgnet.position import Position
-from bgnet.probs import Probs
-from bgnet.rollout import (
+from bgnet.core.position import Position
+from bgnet.core.probs import Probs
+from bgnet.sim.rollout import (
     Candidate, RolloutError, RolloutSettings, _DICE36, chunk_plan, combine, dice_for, evaluate_pruned, label_positions,
     load_targets, position_candidate, rollout, rollout_chunk, save_targets, thread_map,
 )
@@ -21,7 +21,7 @@ MIDGAME = Position.from_position_id("4HPwASik5+ABMA")
 
 @pytest.fixture(scope="module")
 def net():
-    from bgnet.agents import load_agent
+    from bgnet.play.agents import load_agent
 
     return load_agent("default", ply=0).probs_fn
 
@@ -29,7 +29,7 @@ def net():
 @pytest.fixture(scope="module")
 def exact():
     """The bear-off database as an evaluator: exact chances for pure bear-offs (every board asked must be one)."""
-    bearoff = pytest.importorskip("bgnet.bearoff")
+    bearoff = pytest.importorskip("bgnet.nets.bearoff")
 
     def probs_fn(boards: np.ndarray) -> np.ndarray:
         mask, probs = bearoff.exact_probs(boards)
@@ -114,7 +114,7 @@ def test_a_fake_database_stops_trials_where_it_says(net) -> None:
     seen = []
 
     def fake(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from bgnet.position import Position as P
+        from bgnet.core.position import Position as P
 
         mask = np.array([P.from_array(b).is_race() for b in boards], bool)
         seen.append(int(mask.sum()))
@@ -255,7 +255,7 @@ def test_one_ply_checker_play_runs_and_differs_from_zero_ply(net) -> None:
 
 
 def test_label_positions_evaluates_and_rolls_out(net, exact, tmp_path) -> None:
-    from bgnet.search import evaluate_boards
+    from bgnet.play.search import evaluate_boards
 
     boards = np.array([MIDGAME.board, START.board], np.int8)
     b, p, se = label_positions(net, boards, trials=0, ply=1)
@@ -282,11 +282,11 @@ def test_label_cli_writes_targets(tmp_path) -> None:
 
     inp, out = tmp_path / "in.npz", tmp_path / "out.npz"
     np.savez(inp, boards=np.array([MIDGAME.board, START.board], np.int8))
-    res = subprocess.run([sys.executable, "-m", "bgnet.rollout", "label", str(inp), str(out), "--ply", "0"],
+    res = subprocess.run([sys.executable, "-m", "bgnet.sim.rollout", "label", str(inp), str(out), "--ply", "0"],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert load_targets(out).probs.shape == (2, 5)
-    bad = subprocess.run([sys.executable, "-m", "bgnet.rollout", "label", str(out) + ".missing", str(out)],
+    bad = subprocess.run([sys.executable, "-m", "bgnet.sim.rollout", "label", str(out) + ".missing", str(out)],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
@@ -315,7 +315,7 @@ def test_pruning_limits_the_plays_the_net_judges(net) -> None:
 def test_chunk_tasks_pickle_for_other_processes(net) -> None:
     import pickle
 
-    from bgnet.rollout import ChunkTask
+    from bgnet.sim.rollout import ChunkTask
 
     st = RolloutSettings(trials=40, truncate=2, chunk_size=20, bearoff=False)
     task = ChunkTask(net, (position_candidate(MIDGAME),), st, 3)
@@ -348,8 +348,8 @@ def test_a_trial_doubled_out_and_passed_scores_exactly_the_cube_value() -> None:
 
 
 def test_passes_and_takes_are_tracked_per_trial_in_arrays(net) -> None:
-    from bgnet.match import MatchState
-    from bgnet.rollout import _CubeTracks
+    from bgnet.cube.match import MatchState
+    from bgnet.sim.rollout import _CubeTracks
 
     cands = [replace(position_candidate(MIDGAME), cube_lines=((1, "centred"), (2, "opponent")))]
     tr = _CubeTracks(cands, 3, MatchState())
@@ -380,7 +380,7 @@ def test_a_position_far_ahead_with_gammons_is_too_good_to_double(net) -> None:
 
 @pytest.mark.parametrize("state_args", [dict(match_length=1), dict(match_length=5, score_me=4, crawford=True)])
 def test_a_dead_cube_makes_the_cubeful_rollout_the_cubeless_one(net, state_args) -> None:
-    from bgnet.match import MatchState
+    from bgnet.cube.match import MatchState
 
     state = MatchState(**state_args)
     kw = dict(trials=36, truncate=5, seed=4, luck_vr=False, bearoff_fn=None, state=state)
@@ -414,9 +414,9 @@ def test_cubeful_trials_keep_the_cubeless_numbers_and_do_not_depend_on_chunking(
 
 
 def test_fused_pubeval_top_picks_what_pubeval_scores_rank_highest() -> None:
-    from bgnet.movegen import generate_plays
-    from bgnet.pubeval import pubeval_scores
-    from bgnet.rollout import _ROLL_DICE, _pubeval_top
+    from bgnet.core.movegen import generate_plays
+    from bgnet.nets.pubeval import pubeval_scores
+    from bgnet.sim.rollout import _ROLL_DICE, _pubeval_top
 
     boards = np.array([START.board, MIDGAME.board, MIDGAME.swap_sides().board], np.int8)
     after, _s, _n, offsets = generate_plays(np.repeat(boards, 21, axis=0), np.tile(_ROLL_DICE, (3, 1)))
@@ -431,8 +431,8 @@ def test_fused_pubeval_top_picks_what_pubeval_scores_rank_highest() -> None:
 
 
 def test_pruned_search_is_the_full_search_when_nothing_is_pruned_and_never_better_for_the_last_mover(net) -> None:
-    from bgnet.probs import equities
-    from bgnet.search import evaluate_boards
+    from bgnet.core.probs import equities
+    from bgnet.play.search import evaluate_boards
 
     boards = np.array([MIDGAME.board, START.board, bearoff_position({6: 2, 5: 1}, {4: 2, 1: 1}).board], np.int8)
     # no roll has 1,000 plays: the pruned search is then the full one, level by level

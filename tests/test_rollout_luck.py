@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bgnet import _rollout_kernels as rk
-from bgnet import ranker
-from bgnet.movegen import generate_plays, swap_sides_batch
-from bgnet.position import Position
-from bgnet.pubeval import WIN_SCORE, pubeval_scores
-from bgnet.rollout import (
+from bgnet.sim import _rollout_kernels as rk
+from bgnet.nets import ranker
+from bgnet.core.movegen import generate_plays, swap_sides_batch
+from bgnet.core.position import Position
+from bgnet.nets.pubeval import WIN_SCORE, pubeval_scores
+from bgnet.sim.rollout import (
     _DICE36, _PUB_TABLES, _ROLL_DICE, RolloutError, RolloutSettings, _pubeval_tables, _pubeval_top,
     position_candidate, rollout_chunk,
 )
@@ -20,7 +20,7 @@ MIDGAME = Position.from_position_id("4HPwASik5+ABMA")
 
 @pytest.fixture(scope="module")
 def agent():
-    from bgnet.agents import load_agent
+    from bgnet.play.agents import load_agent
 
     return load_agent("default", ply=0)
 
@@ -170,8 +170,8 @@ def test_luck_decided_is_checked() -> None:
 def test_with_a_dead_cube_the_cubeful_luck_is_the_cubeless_luck(agent, state_args) -> None:
     # Nobody can double, so each trial's cubeful result is its cubeless one in match winning chances; the luck
     # charged to the cube line must then be exactly the cubeless luck, in the same units.
-    from bgnet.match import MatchState
-    from bgnet.rollout import rollout
+    from bgnet.cube.match import MatchState
+    from bgnet.sim.rollout import rollout
 
     kw = dict(trials=72, truncate=5, seed=4, bearoff_fn=None, state=MatchState(**state_args))
     res = rollout(agent.probs_fn, MIDGAME, "42", plays=["8/4 6/4", "24/20 13/11"], cubeful=True, **kw)
@@ -181,7 +181,7 @@ def test_with_a_dead_cube_the_cubeful_luck_is_the_cubeless_luck(agent, state_arg
 
 
 def test_luck_lowers_the_cubeful_standard_errors_without_moving_the_means(agent) -> None:
-    from bgnet.rollout import rollout
+    from bgnet.sim.rollout import rollout
 
     kw = dict(trials=432, truncate=6, seed=2, bearoff_fn=None, bearoff=False)
     vr = rollout(agent.probs_fn, MIDGAME, luck_vr=True, **kw)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from bgnet import _game_kernels as gk
-from bgnet.model import BgNet, ModelConfig, load_net, save_checkpoint
-from bgnet.search import evaluate_boards
+from bgnet.core import _game_kernels as gk
+from bgnet.nets.model import BgNet, ModelConfig, load_net, save_checkpoint
+from bgnet.play.search import evaluate_boards
 from bgnet.trainer.rounds import RoundsConfig, collect_positions, label_positions, main, probs_fn_of, run_rounds
 
 SMALL = dict(rounds=2, positions=200, epochs=1, duel_pairs=20, batch_games=16, seed=3)
@@ -85,7 +85,7 @@ def test_labels_in_parts_resume_and_do_not_depend_on_workers(init, tmp_path, mon
 
 
 def test_a_fit_window_fits_a_round_on_its_own_and_the_earlier_rounds_labels(init, tmp_path):
-    from bgnet.model import net_from_checkpoint, read_checkpoint
+    from bgnet.nets.model import net_from_checkpoint, read_checkpoint
     from bgnet.trainer.rounds import fit_copy, round_seed, window_labels
 
     out = tmp_path / "w"
@@ -229,9 +229,9 @@ def test_a_round_can_fit_a_wider_student_with_a_cosine_rate(init, tmp_path, caps
 
 def _plays_by_roll(fn, boards):
     """For every board and each of the 21 rolls, its plays' afterstates turned round, ordered best first at 0-ply."""
-    from bgnet.movegen import generate_afterstates, swap_sides_batch
-    from bgnet.probs import equities
-    from bgnet.search import ROLLS
+    from bgnet.core.movegen import generate_afterstates, swap_sides_batch
+    from bgnet.core.probs import equities
+    from bgnet.play.search import ROLLS
 
     rolls = np.array(ROLLS, np.int8)
     for board in boards:
@@ -283,8 +283,8 @@ def test_grouped_candidates_are_whole_groups_of_one_boards_best_plays(init, tmp_
 
 
 def test_netset_duel_plays_the_deals_of_a_paired_duel(init):
-    from bgnet.duel import NeuralScorer, paired_duel
-    from bgnet.scorers import PubevalScorer
+    from bgnet.sim.duel import NeuralScorer, paired_duel
+    from bgnet.play.scorers import PubevalScorer
     from bgnet.trainer.rounds import duel_netset
 
     ours = duel_netset(str(init), "pubeval", 40, seed=9, bearoff=False, chunk=7)
@@ -294,8 +294,8 @@ def test_netset_duel_plays_the_deals_of_a_paired_duel(init):
 
 def test_a_kind_round_fits_only_that_kinds_net(init, tmp_path):
     """kind="race": race positions only, fitted into a race net of a NetSet; the contact net stays as it was."""
-    from bgnet.encoding import KINDS, position_kinds
-    from bgnet.model import load_netset
+    from bgnet.features.encoding import KINDS, position_kinds
+    from bgnet.nets.model import load_netset
     from bgnet.trainer.rounds import collect_kind_positions
 
     fn = probs_fn_of(load_net(init))

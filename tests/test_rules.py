@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bgnet import IllegalMoveError, Move, Position
-from bgnet.rules import Outcome, Result, is_game_over, opening_roll, other_opening_die, result_kind, winner
+from bgnet.core.rules import Outcome, Result, is_game_over, opening_roll, other_opening_die, result_kind, winner
 
 # Each case: the loser's checkers (his own numbering, 25 = bar), the result, when the
 # winner has borne off all fifteen.  The winner's home board is the loser's 19..24.
@@ -87,7 +87,7 @@ def test_outcome_names_the_winner_and_the_kind(loser: dict[int, int], kind: Resu
 
 def test_outcome_agrees_with_the_batched_kernel_codes() -> None:
     """``terminal_codes`` is the batched form of ``outcome().signed_points`` (0 while the game goes on)."""
-    from bgnet._game_kernels import terminal_codes
+    from bgnet.core._game_kernels import terminal_codes
 
     rng = np.random.default_rng(4)
     boards, expected = [], []

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from bgnet import Position, Probs, legal_moves
-from bgnet.match import MatchState
-from bgnet.met import default_met
-from bgnet.rules import Result, result_kind, winner
-from bgnet.search import (
+from bgnet.cube.match import MatchState
+from bgnet.cube.met import default_met
+from bgnet.core.rules import Result, result_kind, winner
+from bgnet.play.search import (
     ROLL_WEIGHTS, ROLLS, MoveFilter, SearchError, best_move, equity_at_score, evaluate_position,
     match_winning_chance, rank_moves, utility_for,
 )
@@ -51,7 +51,7 @@ CONTACT_NO_BAR = Position.from_points({24: 2, 13: 4, 8: 3, 6: 4, 5: 1, 3: 1}, {2
 
 
 def slow_net(pos: Position) -> Probs:
-    """0-ply chances for the side on roll, exact (from bgnet.rules) when the game is over."""
+    """0-ply chances for the side on roll, exact (from bgnet.core.rules) when the game is over."""
     who = winner(pos)
     if who is not None:
         k = result_kind(pos)
@@ -148,7 +148,7 @@ def test_finished_games_are_exact() -> None:
 
 
 def test_a_last_level_replaces_the_searchs_own_1ply_level_for_unfinished_boards_only() -> None:
-    from bgnet.search import evaluate_boards
+    from bgnet.play.search import evaluate_boards
 
     over = Position.from_points({6: 15}, {}).board  # the side on roll has lost
     boards = np.array([CONTACT_NO_BAR.board, over, Position.from_points({1: 1}, {1: 5, 2: 5, 3: 5}).board], np.int8)
@@ -265,8 +265,8 @@ def test_gammon_saving_play_loses_its_value_when_gammons_do_not_count() -> None:
 
 
 def test_one_ply_identity_with_the_shipped_net() -> None:
-    from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.model import NetEvaluator
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.nets.model import NetEvaluator
 
     net = NetEvaluator.from_checkpoint(DEFAULT_CHECKPOINT).probs_of_boards
     pos = CONTACT_NO_BAR
@@ -281,10 +281,10 @@ def test_one_ply_identity_with_the_shipped_net() -> None:
 
 
 def test_search_scorer_plays_like_best_move_for_many_games_at_once():
-    from bgnet.agents import DEFAULT_CHECKPOINT
-    from bgnet.fastnet import load_numpy_net
-    from bgnet.movegen import generate_plays
-    from bgnet.search import SearchScorer
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.core.movegen import generate_plays
+    from bgnet.play.search import SearchScorer
 
     fn = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
     rng = np.random.default_rng(4)

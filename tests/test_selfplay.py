@@ -2,11 +2,11 @@
 
 import numpy as np
 
-from bgnet import _game_kernels as gk
-from bgnet.bearoff import exact_probs, is_bearoff
-from bgnet.movegen import legal_moves
-from bgnet.position import Position
-from bgnet.selfplay import START_BOARD, SelfPlay, roll_dice
+from bgnet.core import _game_kernels as gk
+from bgnet.nets.bearoff import exact_probs, is_bearoff
+from bgnet.core.movegen import legal_moves
+from bgnet.core.position import Position
+from bgnet.sim.selfplay import START_BOARD, SelfPlay, roll_dice
 
 
 def random_probs(boards):
@@ -78,8 +78,8 @@ def test_state_dict_resume_continues_identically():
 
 
 def test_threaded_kernels_play_the_same_games():
-    from bgnet.encoding import encode
-    from bgnet.movegen import generate_plays, generate_plays_parallel
+    from bgnet.features.encoding import encode
+    from bgnet.core.movegen import generate_plays, generate_plays_parallel
 
     a, b = SelfPlay(64, seed=11), SelfPlay(64, seed=11, threads=2)
     for _ in range(40):

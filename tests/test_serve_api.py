@@ -23,7 +23,7 @@ pytest.importorskip("httpx", reason="FastAPI's TestClient needs httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from bgnet import Position, legal_moves  # noqa: E402
-from bgnet.cli import main as cli_main  # noqa: E402
+from bgnet.cli.main import main as cli_main  # noqa: E402
 from bgnet.serve.app import STATIC, create_app  # noqa: E402
 from bgnet.serve.engine import Engine, ServeConfig  # noqa: E402
 
@@ -386,7 +386,7 @@ def test_bad_serve_arguments_and_a_missing_web_extra_get_one_line() -> None:
                          cwd=ROOT, env=env, timeout=60)
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "--port" in res.stderr
     # Without fastapi the core still imports, and bgnet serve says which extra to install.
-    code = ("import sys; sys.modules['fastapi'] = None; import bgnet, bgnet.cli, bgnet.serve.engine; "
-            "sys.exit(bgnet.cli.main(['serve']))")
+    code = ("import sys; sys.modules['fastapi'] = None; import bgnet, bgnet.cli.main, bgnet.serve.engine; "
+            "sys.exit(bgnet.cli.main.main(['serve']))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     assert res.returncode == 2 and "bgnet[web]" in res.stderr and res.stderr.count("\n") == 1, res.stderr

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bgnet.td import lambda_returns, result_probs
+from bgnet.trainer.td import lambda_returns, result_probs
 
 
 def flip(v):

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from bgnet import Position, legal_moves
-from bgnet.movegen import generate_plays, swap_sides_batch
+from bgnet.core.movegen import generate_plays, swap_sides_batch
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
 THREADS = 8

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bgnet.model import read_checkpoint
+from bgnet.nets.model import read_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--games=120", "--batch_games=16", "--hidden=[8]", "--train_batch=512", "--minibatch=64",
@@ -72,8 +72,8 @@ def test_bad_config_is_refused_with_one_sentence(tmp_path):
 def test_quick_config_beats_a_random_player(tmp_path, monkeypatch):
     """The quick config's net wins at least 90% of games against random play (issue target)."""
     monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
-    from bgnet.duel import NeuralScorer, RandomScorer, paired_duel
-    from bgnet.fastnet import load_numpy_net
+    from bgnet.sim.duel import NeuralScorer, RandomScorer, paired_duel
+    from bgnet.nets.fastnet import load_numpy_net
 
     out = tmp_path / "quick"
     r = run_train("--config", "configs/quick.toml", "--out", str(out), "--no-progress")

@@ -3,8 +3,8 @@
 import numpy as np
 import torch
 
-from bgnet.model import BgNet, ModelConfig
-from bgnet.position import Position
+from bgnet.nets.model import BgNet, ModelConfig
+from bgnet.core.position import Position
 from bgnet.trainer.inference import TorchEvaluator, numpy_net_of
 
 
@@ -21,7 +21,7 @@ def _boards() -> np.ndarray:
 
 
 def _torch_probs(net: BgNet, boards: np.ndarray, version: int) -> np.ndarray:
-    from bgnet.encoding import encode
+    from bgnet.features.encoding import encode
 
     with torch.no_grad():
         return net(torch.from_numpy(encode(boards, version=version))).numpy()

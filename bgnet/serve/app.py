@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-import bgnet
+
 from bgnet.serve.engine import ApiError, Engine, ServeConfig
 
 STATIC = Path(__file__).with_name("static")
@@ -31,6 +31,16 @@ CONFIG_ENV = "BGNET_SERVE_CONFIG"
 """Environment variable carrying a JSON ``ServeConfig`` to each worker process (``--workers N``)."""
 
 log = logging.getLogger("bgnet.serve")
+
+
+def _version() -> str:
+    """The installed package's version, for the API's OpenAPI page."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bgnet")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0.1.0"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -145,7 +155,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Engine | None = None
     if warm:
         engine.warm()
     config = engine.config
-    app = FastAPI(title="bgnet", version=getattr(bgnet, "__version__", "0.1.0"),
+    app = FastAPI(title="bgnet", version=_version(),
                   description="Backgammon hints, cube decisions and games against the bgnet net. "
                               "Positions are gnubg Position IDs, PositionID:MatchID or XGIDs.",
                   docs_url=None, redoc_url=None)

@@ -2,7 +2,7 @@
 
 ``Engine`` loads the net once and turns each request into the same JSON-ready
 dict as the matching ``bgnet ... --json`` command (it calls the same code: the
-position parser and ``moves_to_dict`` of ``bgnet.answers``, ``MoveHints.to_dict``,
+position parser and ``moves_to_dict`` of ``bgnet.app.answers``, ``MoveHints.to_dict``,
 ``CubeHint.to_dict``). Bad input raises ``ApiError`` with an HTTP status and one
 sentence. Deep work (searches at 2 plies and more, rollouts, analyses) runs at
 most ``deep_jobs`` at a time; one more is refused at once with status 429
@@ -10,7 +10,7 @@ rather than queued.
 
 A game against the bot is stateless on the server: every ``play`` call gets the
 whole game (``state``, as returned by the previous call) and an action, applies
-it with ``bgnet.game``'s rules, lets the bot act until the player must decide,
+it with ``bgnet.play.game``'s rules, lets the bot act until the player must decide,
 and returns the new state. The dice come from ``(seed, roll number)``, so a
 seed replays the same game.
 """
@@ -26,18 +26,18 @@ from typing import Any, Iterator, cast
 
 import numpy as np
 
-from bgnet import game as g
-from bgnet.blas import limit_blas_threads
-from bgnet.answers import cube_of, hint_of, moves_to_dict, position_and_state, request_defaults
-from bgnet.cube import cube_decision
-from bgnet.errors import BgnetError
-from bgnet.hint import MoveHints, cube_hint, move_hint
-from bgnet.match import MatchState
-from bgnet.movegen import legal_moves, parse_dice
-from bgnet.notation import Move
-from bgnet.position import Position
-from bgnet.rules import Result
-from bgnet.search import MAX_PLY, ProbsFn, best_move, evaluate_position
+from bgnet.play import game as g
+from bgnet.core.blas import limit_blas_threads
+from bgnet.app.answers import cube_of, hint_of, moves_to_dict, position_and_state, request_defaults
+from bgnet.cube.decision import cube_decision
+from bgnet.core.errors import BgnetError
+from bgnet.play.hint import MoveHints, cube_hint, move_hint
+from bgnet.cube.match import MatchState
+from bgnet.core.movegen import legal_moves, parse_dice
+from bgnet.core.notation import Move
+from bgnet.core.position import Position
+from bgnet.core.rules import Result
+from bgnet.play.search import MAX_PLY, ProbsFn, best_move, evaluate_position
 
 HUMAN, BOT = 0, 1
 """Seats in a game against the bot: the player is seat 0, bgnet seat 1."""
@@ -111,7 +111,7 @@ def _board_dict(pos: Position, state: MatchState | None, dice: tuple[int, int] |
 
 def _xgid(pos: Position, state: MatchState | None, dice: tuple[int, int] | None) -> str:
     """The XGID of a position with its match state and dice (money and a centred cube without a state)."""
-    from bgnet.formats import xgid_from_position
+    from bgnet.core.formats import xgid_from_position
 
     return xgid_from_position(pos, state, dice=dice or (0, 0))
 
@@ -120,13 +120,13 @@ class Engine:
     """The net, loaded once, behind every request of the server; safe to call from several threads."""
 
     def __init__(self, config: ServeConfig = ServeConfig(), probs_fn: ProbsFn | None = None) -> None:
-        from bgnet.resources import default_checkpoint
+        from bgnet.core.resources import default_checkpoint
 
         self.config = config
         self.model_path = str(config.model or default_checkpoint())
         if probs_fn is None:
-            from bgnet.bearoff import with_database
-            from bgnet.fastnet import load_evaluator
+            from bgnet.nets.bearoff import with_database
+            from bgnet.nets.fastnet import load_evaluator
 
             probs_fn = with_database(load_evaluator(self.model_path))
         self.probs_fn: ProbsFn = probs_fn
@@ -222,7 +222,7 @@ class Engine:
             raise ApiError(400, "plays must list from 1 to 10 plays")
         pos, state, id_dice = _parse(text)
         d = parse_dice(dice) if dice not in (None, "") else id_dice
-        from bgnet.rollout import rollout
+        from bgnet.sim.rollout import rollout
 
         with self.work(deep=True):
             result = rollout(self.probs_fn, pos, d, plays=plays, trials=trials, truncate=truncate, ply=ply,
@@ -236,8 +236,8 @@ class Engine:
         if not 0 <= ply <= self.config.analyze_max_ply:
             raise ApiError(400, f"this server analyses at most {self.config.analyze_max_ply} plies deep, got {ply}")
         text = data.decode("utf-8", errors="replace")
-        from bgnet.analysis import analyse_match
-        from bgnet.matchfile import parse_mat, parse_sgf
+        from bgnet.app.analysis import analyse_match
+        from bgnet.io.matchfile import parse_mat, parse_sgf
 
         source = f"the upload {name!r}"
         match = (parse_sgf if text.lstrip().startswith("(;") else parse_mat)(text, lenient=lenient, source=source)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from bgnet.errors import BgnetError
+from bgnet.core.errors import BgnetError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,7 +68,7 @@ class TrainConfig:
     max_plies: int = 600
     """Plies after which a game is abandoned (it does not train)."""
     feature_version: int = 1
-    """Input features of a new net (bgnet.encoding): 1 (the shipped net's) or 2 (with the expert inputs; numba only)."""
+    """Input features of a new net (bgnet.features.encoding): 1 (the shipped net's) or 2 (with the expert inputs; numba only)."""
     backend: str = "local"
     """Where self-play runs: "local" (this process) or "ray" (``workers`` Ray actors; bgnet.trainer.distributed)."""
     workers: int = 1
@@ -78,7 +78,7 @@ class TrainConfig:
     sync_games: int = 256
     """Backend "ray": finished games gathered from all actors between two weight broadcasts."""
     bearoff_database: bool = True
-    """Stop a self-play game once both sides are bearing off (bgnet.bearoff): its exact chances are the TD target."""
+    """Stop a self-play game once both sides are bearing off (bgnet.nets.bearoff): its exact chances are the TD target."""
 
 
 def field_docs() -> dict[str, str]:

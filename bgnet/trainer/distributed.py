@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bgnet.backends import BackendError, ensure_ray, import_ray
-from bgnet.selfplay import ProbsFn, SelfPlay, Trajectory
+from bgnet.sim.backends import BackendError, ensure_ray, import_ray
+from bgnet.sim.selfplay import ProbsFn, SelfPlay, Trajectory
 
 RETRIES = 3
 """Restarts of a dead actor, and retries of its round, before the run fails."""
@@ -120,7 +120,7 @@ class SelfPlayActor:
                  bearoff: bool = True) -> None:
         import torch
 
-        from bgnet.model import BgNet, ModelConfig
+        from bgnet.nets.model import BgNet, ModelConfig
 
         torch.set_num_threads(1)
         self.net = BgNet(ModelConfig.from_dict(model_config)).eval()

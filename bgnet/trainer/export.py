@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bgnet.model import CheckpointError, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgnet.nets.model import CheckpointError, net_from_checkpoint, read_checkpoint, save_checkpoint
 
 KEEP = ("config", "games", "git_sha")
 

@@ -7,19 +7,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from bgnet.encoding import encode
-from bgnet.fastnet import NumpyNet
-from bgnet.model import BgNet
+from bgnet.features.encoding import encode
+from bgnet.nets.fastnet import NumpyNet
+from bgnet.nets.model import BgNet
 
 
 class TorchEvaluator:
-    """``probs_of_boards`` of a training net (``bgnet.protocols.Evaluator``); also callable as a plain ProbsFn.
+    """``probs_of_boards`` of a training net (``bgnet.core.protocols.Evaluator``); also callable as a plain ProbsFn.
 
-    On the CPU with one thread the boards go through ``bgnet.fastnet.NumpyNet``'s fused
+    On the CPU with one thread the boards go through ``bgnet.nets.fastnet.NumpyNet``'s fused
     kernel on a copy of the current weights (remade whenever the optimizer has
     changed them): about twice the speed of torch's dense products here, where
     self-play's forward passes are most of a training run. Elsewhere features are
-    computed on the device with ``on_device`` (``bgnet.encoding_torch``, version-1
+    computed on the device with ``on_device`` (``bgnet.features.encoding_torch``, version-1
     features), else on the host with ``threads`` numba threads, and torch runs the net.
     """
 
@@ -37,7 +37,7 @@ class TorchEvaluator:
         if self.device.type == "cpu" and self.threads == 1 and not self.on_device:
             return self._numpy_net().probs_of_boards(boards)
         if self.on_device:
-            from bgnet.encoding_torch import encode_torch
+            from bgnet.features.encoding_torch import encode_torch
 
             x = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(self.device, non_blocking=True))
         else:
@@ -59,7 +59,7 @@ class TorchEvaluator:
 
 
 def numpy_net_of(net: BgNet) -> NumpyNet:
-    """The same net as a ``bgnet.fastnet.NumpyNet`` (a copy of its weights)."""
+    """The same net as a ``bgnet.nets.fastnet.NumpyNet`` (a copy of its weights)."""
     return NumpyNet(net.numpy_layers(), net.config.activation, net.config.feature_version)
 
 

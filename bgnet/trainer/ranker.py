@@ -1,4 +1,4 @@
-"""Fit ``bgnet.ranker``'s play ranker to a net: ``python -m bgnet.trainer.ranker [--out F] [--games N] [--seed S]``.
+"""Fit ``bgnet.nets.ranker``'s play ranker to a net: ``python -m bgnet.trainer.ranker [--out F] [--games N] [--seed S]``.
 
 Positions come from the net's own 0-ply self-play from the opening. For each
 position and each of the 21 rolls, pubeval's best ``window`` plays are valued by
@@ -18,16 +18,16 @@ from typing import Callable, Sequence
 import numpy as np
 from numba import njit
 
-from bgnet import ranker as rk
-from bgnet.bearoff import with_database
-from bgnet.errors import BgnetError
-from bgnet.fastnet import load_evaluator
-from bgnet.movegen import generate_plays, swap_sides_batch
-from bgnet.position import Position
-from bgnet.probs import equities
-from bgnet.pubeval import race_scan
-from bgnet.resources import default_checkpoint
-from bgnet.rollout import _pubeval_top
+from bgnet.nets import ranker as rk
+from bgnet.nets.bearoff import with_database
+from bgnet.core.errors import BgnetError
+from bgnet.nets.fastnet import load_evaluator
+from bgnet.core.movegen import generate_plays, swap_sides_batch
+from bgnet.core.position import Position
+from bgnet.core.probs import equities
+from bgnet.nets.pubeval import race_scan
+from bgnet.core.resources import default_checkpoint
+from bgnet.sim.rollout import _pubeval_top
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], np.int8)

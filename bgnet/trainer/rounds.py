@@ -15,8 +15,8 @@
 Each round r starts from the current net: it plays self-play games with it
 (``exploration`` random plays keep the positions varied) and samples
 ``positions`` of the positions reached, labels each with the net's own n-ply
-search (``bgnet.search.evaluate_boards``: the expectation over all 21 rolls) or
-with rollouts (``bgnet.rollout.label_positions``),
+search (``bgnet.play.search.evaluate_boards``: the expectation over all 21 rolls) or
+with rollouts (``bgnet.sim.rollout.label_positions``),
 fits a copy of the net to the labels (with ``--fit-window W``, those of the last W rounds; mean squared error over the five outputs,
 Adam), and plays the copy against the current net in a paired duel. The copy
 replaces the current net only when it wins that duel (points per game > 0, or
@@ -48,15 +48,15 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from bgnet import _game_kernels as gk
-from bgnet import rollout
-from bgnet.backends import LocalBackend
-from bgnet.learner import check_loss, fit
-from bgnet.encoding import KINDS, position_kinds
-from bgnet.model import (BgNet, CheckpointError, NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint,
+from bgnet.core import _game_kernels as gk
+from bgnet.sim import rollout
+from bgnet.sim.backends import LocalBackend
+from bgnet.trainer.learner import check_loss, fit
+from bgnet.features.encoding import KINDS, position_kinds
+from bgnet.nets.model import (BgNet, CheckpointError, NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint,
                          save_checkpoint, save_netset)
-from bgnet.search import ROLLS
-from bgnet.selfplay import SelfPlay
+from bgnet.play.search import ROLLS
+from bgnet.sim.selfplay import SelfPlay
 
 ProbsFn = Callable[[np.ndarray], np.ndarray]
 LABELS = ("ply1", "ply2", "rollout")
@@ -83,10 +83,10 @@ class RoundsConfig:
     """Label a round's positions in parts of this many, each saved as it is done (``labels_NNN_part_KKK.npz``),
     so a long labelling (rollouts) interrupted loses at most one part; 0: all at once."""
     workers: int = 1
-    """Processes that label at once (``bgnet.backends.LocalBackend``); the labels do not depend on it."""
+    """Processes that label at once (``bgnet.sim.backends.LocalBackend``); the labels do not depend on it."""
     hidden: str = ""
     """Hidden widths of the fitted net, e.g. "512,256": the copy is widened to them (Net2Net,
-    ``bgnet.model.widen_hidden``) before it is fitted, so that it can follow its teacher's search more
+    ``bgnet.nets.model.widen_hidden``) before it is fitted, so that it can follow its teacher's search more
     closely; empty: the current net's widths. Later rounds keep the wider net."""
     candidates: int = 0
     """0: label the self-play positions themselves. k > 0: label instead the afterstates of each self-play
@@ -99,14 +99,14 @@ class RoundsConfig:
     """0: fit the candidates' labels by squared error alone. w > 0 (needs ``candidates`` of 2 or more): keep
     each position's k candidates together (``candidate_positions(grouped=True)``: ``positions`` // k whole
     groups) and add w times the error of each candidate's equity relative to its siblings'
-    (``bgnet.learner.sibling_rank_loss``), the part of the error that changes which play a 0-ply move picks."""
+    (``bgnet.trainer.learner.sibling_rank_loss``), the part of the error that changes which play a 0-ply move picks."""
     label_top: int = 0
     """With ``label`` ply1 or ply2: 0 values every play of every level; k > 0 lets the last level choose each
-    roll's play among pubeval's best k only (``bgnet.rollout.evaluate_pruned``), about 4x cheaper at 2-ply with
+    roll's play among pubeval's best k only (``bgnet.sim.rollout.evaluate_pruned``), about 4x cheaper at 2-ply with
     k = 10."""
     loss: str = "mse"
-    """What the fit minimises (``bgnet.learner.LOSSES``): "mse", the squared error summed over the five chances,
-    or "outcomes", the cross-entropy of the six results' distribution (``bgnet.learner.outcome_cross_entropy``)."""
+    """What the fit minimises (``bgnet.trainer.learner.LOSSES``): "mse", the squared error summed over the five chances,
+    or "outcomes", the cross-entropy of the six results' distribution (``bgnet.trainer.learner.outcome_cross_entropy``)."""
     fit_window: int = 1
     """Fit round r on the labels of rounds r - fit_window + 1 to r (kept or dropped: a dropped round's labels
     came from the same current net), so the training set grows across rounds instead of being replaced; 1: the
@@ -182,8 +182,8 @@ def candidate_positions(probs_fn: ProbsFn, boards: np.ndarray, k: int, n: int, s
     ``grouped``, ``n // k`` boards' whole groups of ``k`` instead, best first and consecutive
     (boards with fewer than ``k`` such plays are left out).
     """
-    from bgnet.movegen import generate_afterstates, swap_sides_batch
-    from bgnet.probs import equities
+    from bgnet.core.movegen import generate_afterstates, swap_sides_batch
+    from bgnet.core.probs import equities
 
     rng = np.random.default_rng(seed)
     dice = rng.integers(1, 7, size=(len(boards), 2)).astype(np.int8)
@@ -210,7 +210,7 @@ def candidate_positions(probs_fn: ProbsFn, boards: np.ndarray, k: int, n: int, s
 
 def collect_kind_positions(probs_fn: ProbsFn, n: int, seed: int, kind: str, batch_games: int = 256,
                            exploration: float = 0.05) -> np.ndarray:
-    """``n`` self-play positions of one kind (``bgnet.encoding.KINDS``), from as many sampled positions as it takes."""
+    """``n`` self-play positions of one kind (``bgnet.features.encoding.KINDS``), from as many sampled positions as it takes."""
     code = KINDS.index(kind)
     found: list[np.ndarray] = []
     have, batch = 0, 0
@@ -255,7 +255,7 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
     cand.load_state_dict(net.state_dict())
     widths = student_widths(cfg, net.config.hidden)
     if widths != net.config.hidden:
-        from bgnet.model import widen_hidden
+        from bgnet.nets.model import widen_hidden
 
         cand = widen_hidden(cand, widths, seed=seed)
     optimizer = torch.optim.Adam(cand.parameters(), lr=cfg.lr)
@@ -286,7 +286,7 @@ def _parse_widths(text: str) -> tuple[int, ...]:
 def student_widths(cfg: RoundsConfig, current: tuple[int, ...]) -> tuple[int, ...]:
     """The hidden widths a round fits into a net of widths ``current``: ``cfg.hidden``, or ``current`` when it
     is empty; ValueError when the net cannot be widened to them (checked before a round labels anything)."""
-    from bgnet.model import check_widening
+    from bgnet.nets.model import check_widening
 
     widths = _parse_widths(cfg.hidden)
     if not widths:
@@ -297,7 +297,7 @@ def student_widths(cfg: RoundsConfig, current: tuple[int, ...]) -> tuple[int, ..
 
 def duel(a: ProbsFn, b: ProbsFn, pairs: int, seed: int) -> tuple[float, float]:
     """(points per game for ``a``, 95% half-width) over ``pairs`` paired cubeless games at 0-ply."""
-    from bgnet.duel import NeuralScorer, paired_duel
+    from bgnet.sim.duel import NeuralScorer, paired_duel
 
     res = paired_duel(NeuralScorer(a), NeuralScorer(b), pairs, seed)
     return float(res.ppg), float(res.ci95)
@@ -493,7 +493,7 @@ def _run_kind_rounds(out_dir: Path, cfg: RoundsConfig, state: State, init: str, 
 
 
 def widen_main(argv: list[str]) -> int:
-    """``widen SRC DST [--feature-version 2]``: SRC's net on a later feature version, the same function (bgnet.model.widen)."""
+    """``widen SRC DST [--feature-version 2]``: SRC's net on a later feature version, the same function (bgnet.nets.model.widen)."""
     ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.rounds widen", description=widen_main.__doc__)
     ap.add_argument("src")
     ap.add_argument("dst")
@@ -501,7 +501,7 @@ def widen_main(argv: list[str]) -> int:
     ap.add_argument("--hidden", type=int, nargs="+", help="also widen the hidden layers to these widths (Net2Net)")
     ap.add_argument("--seed", type=int, default=0, help="which units the new hidden units copy")
     args = ap.parse_args(argv)
-    from bgnet.model import widen, widen_hidden
+    from bgnet.nets.model import widen, widen_hidden
 
     try:
         net = widen(net_from_checkpoint(read_checkpoint(args.src), f"checkpoint {args.src!r}"), args.feature_version)
@@ -535,15 +535,15 @@ def _combine_main(argv: list[str], command: str, doc: str, combine: Callable[[li
 
 
 def average_main(argv: list[str]) -> int:
-    """``average DST CKPT CKPT ...``: a net whose weights are the mean of the checkpoints' (bgnet.model.average_nets)."""
-    from bgnet.model import average_nets
+    """``average DST CKPT CKPT ...``: a net whose weights are the mean of the checkpoints' (bgnet.nets.model.average_nets)."""
+    from bgnet.nets.model import average_nets
 
     return _combine_main(argv, "average", average_main.__doc__ or "", average_nets, "the mean", "averaged_from")
 
 
 def committee_main(argv: list[str]) -> int:
-    """``committee DST CKPT CKPT ...``: one wider net computing the checkpoints' committee (bgnet.model.committee_net)."""
-    from bgnet.model import committee_net
+    """``committee DST CKPT CKPT ...``: one wider net computing the checkpoints' committee (bgnet.nets.model.committee_net)."""
+    from bgnet.nets.model import committee_net
 
     return _combine_main(argv, "committee", committee_main.__doc__ or "", committee_net, "the committee",
                          "committee_of")
@@ -636,11 +636,11 @@ def duel_netset(path: str, opponent: str, games: int, seed: int, bearoff: bool =
     """A paired cubeless duel of the NetSet in checkpoint ``path`` (its nets by kind, the bear-off database when
     ``bearoff``) against agent ``opponent`` (as ``python -m eval`` names them), on the deals and dice of
     ``python -m eval A B --games games --seed seed``; the DuelResult for the NetSet."""
-    from bgnet.agents import load_agent
-    from bgnet.duel import NeuralScorer, play_cubeless
-    from bgnet.duel_stats import summarise_outcomes
-    from bgnet.evaluation.runner import DuelSpec
-    from bgnet.model import load_netset
+    from bgnet.play.agents import load_agent
+    from bgnet.sim.duel import NeuralScorer, play_cubeless
+    from bgnet.sim.duel_stats import summarise_outcomes
+    from bgnet.sim.runner import DuelSpec
+    from bgnet.nets.model import load_netset
 
     netset = load_netset(path)
     netset.bearoff = bearoff

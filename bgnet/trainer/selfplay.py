@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from bgnet.duel import NeuralScorer, PubevalScorer, paired_duel
-from bgnet.learner import cosine_lr, fit
-from bgnet.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
-from bgnet.selfplay import SelfPlay, Trajectory
-from bgnet.td import lambda_returns
+from bgnet.sim.duel import NeuralScorer, PubevalScorer, paired_duel
+from bgnet.trainer.learner import cosine_lr, fit
+from bgnet.nets.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgnet.sim.selfplay import SelfPlay, Trajectory
+from bgnet.trainer.td import lambda_returns
 from bgnet.trainer.config import ConfigError, TrainConfig, build_config, field_docs
 from bgnet.trainer.inference import TorchEvaluator
 from bgnet.trainer.distributed import make_selfplay
@@ -106,7 +106,7 @@ def gammon_chance(t: Trajectory) -> float:
 
 def rng_states(learn_rng: np.random.Generator) -> dict[str, Any]:
     """The torch and learner random states, checkpoint-ready."""
-    from bgnet.selfplay import _encode_rng
+    from bgnet.sim.selfplay import _encode_rng
 
     return {"torch": torch.get_rng_state(), "learn": _encode_rng(learn_rng)}
 
@@ -137,7 +137,7 @@ class RunState:
         return b, t
 
     def save(self, path: Path) -> Path:
-        """Write the checkpoint to ``path`` (atomically, see ``bgnet.model.save_checkpoint``)."""
+        """Write the checkpoint to ``path`` (atomically, see ``bgnet.nets.model.save_checkpoint``)."""
         bb = np.concatenate(self.buf_boards) if self.buf_boards else np.zeros((0, 26), np.int8)
         bt = np.concatenate(self.buf_targets) if self.buf_targets else np.zeros((0, 5), np.float32)
         save_checkpoint(path, self.net, optimizer=self.optimizer.state_dict(), config=asdict(self.cfg),
@@ -147,7 +147,7 @@ class RunState:
 
     def restore(self, ckpt: dict[str, Any]) -> None:
         """Continue exactly from a checkpoint written by ``save`` (the net's weights are already loaded)."""
-        from bgnet.selfplay import _decode_rng
+        from bgnet.sim.selfplay import _decode_rng
 
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.games = int(ckpt["games"])

@@ -1,7 +1,7 @@
 // bgnet's board page: draws positions as SVG, asks the app's JSON API for hints, and plays games against bgnet.
 // No framework and no build step. A board here is 26 signed slots seen from the bottom player
 // (slots 1..24 in the bottom player's numbering, positive = bottom's checkers, 25 = bottom's bar,
-// 0 = top's bar stored negative), the same layout as bgnet.position.
+// 0 = top's bar stored negative), the same layout as bgnet.core.position.
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";

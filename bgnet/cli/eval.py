@@ -1,0 +1,295 @@
+"""``python -m eval``: pit bots against each other with paired dice and honest error bars.
+
+    python -m eval A B [--games N] [--seed S] [--money | --match LENGTH] [--cubeful] [--workers K] [--json FILE]
+                   [--backend local|ray] [--ray-address ADDRESS]
+    python -m eval tournament A B C ... [--games N] [...]
+    python -m eval curve RUN_DIR --opponent pubeval [--games N] [--png FILE]
+
+Agents: ``random``, ``pubeval``, a checkpoint path with an optional ``@ply``
+(``checkpoints/bgnet.pt@1``), ``gnubg[@ply]`` (needs gnubg-nn).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+from bgnet.core.errors import BgnetError
+from bgnet.sim.duel import DuelResult
+from bgnet.play.game import Rules
+
+EXIT_USAGE = 2
+
+
+class EvalUsageError(BgnetError):
+    """Command-line options that contradict each other."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one sentence and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _int_at_least(text: str, low: int, what: str, too_small: str) -> int:
+    """``text`` as an int of at least ``low``, or an argparse error naming ``what``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}{text!r} is not a whole number") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{what}{text!r} {too_small}")
+    return value
+
+
+def _positive(text: str) -> int:
+    """An int of at least 1 (for --games, --workers, --match)."""
+    return _int_at_least(text, 1, "", "must be at least 1")
+
+
+def _seed(text: str) -> int:
+    """A non-negative int seed."""
+    return _int_at_least(text, 0, "seed ", "must not be negative")
+
+
+def _common(p: argparse.ArgumentParser, games: int) -> None:
+    """Options shared by every subcommand: games, seed, rules, workers, JSON."""
+    p.add_argument("--games", type=_positive, default=games,
+                   help=f"games per duel (matches with --match), played as games/2 paired deals (default {games})")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the dice (default 0)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--money", action="store_true", help="money play (the default)")
+    mode.add_argument("--match", type=_positive, metavar="LENGTH", help="play matches to LENGTH points (with the cube)")
+    p.add_argument("--cubeful", action="store_true", help="money play with the doubling cube (default: cubeless)")
+    p.add_argument("--jacoby", action="store_true", help="cubeful money: the Jacoby rule")
+    p.add_argument("--beavers", action="store_true", help="cubeful money: allow beavers")
+    p.add_argument("--raccoons", action="store_true", help="cubeful money: allow raccoons (implies --beavers)")
+    p.add_argument("--holland", action="store_true", help="matches: the Holland rule post-Crawford")
+    p.add_argument("--workers", type=_positive, default=None,
+                   help="worker processes, or Ray tasks in flight (default 1; with --backend ray every CPU of the "
+                        "cluster); results do not depend on it")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="where the deals are played: this machine or a Ray cluster (results do not depend on it)")
+    p.add_argument("--ray-address", metavar="ADDRESS", help="Ray cluster to attach to (default: a local Ray instance)")
+    p.set_defaults(ray_backend=None)
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE ('-' for stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _rules(args: argparse.Namespace) -> Rules | None:
+    """The Rules the options ask for; None for cubeless money. ValueError for contradictory options."""
+    money_cube = args.jacoby or args.beavers or args.raccoons
+    if args.match:
+        if money_cube:
+            raise EvalUsageError("--jacoby, --beavers and --raccoons apply only to money play, not to --match")
+        return Rules(match_length=args.match, holland=args.holland)
+    if args.holland:
+        raise EvalUsageError("--holland applies only to match play (--match LENGTH)")
+    if not args.cubeful:
+        if money_cube:
+            raise EvalUsageError("--jacoby, --beavers and --raccoons need --cubeful")
+        return None
+    return Rules(jacoby=args.jacoby, beavers=args.beavers or args.raccoons, raccoons=args.raccoons)
+
+
+def _mode(rules: Rules | None) -> str:
+    """Short description of the contest."""
+    if rules is None:
+        return "cubeless money"
+    if rules.is_money:
+        extras = [n for n, on in (("Jacoby", rules.jacoby), ("beavers", rules.beavers), ("raccoons", rules.raccoons)) if on]
+        return "cubeful money" + (f" ({', '.join(extras)})" if extras else "")
+    return f"{rules.match_length}-point matches" + (" (Holland rule)" if rules.holland else "")
+
+
+def _duel(a: str, b: str, args: argparse.Namespace, rules: Rules | None) -> tuple[DuelResult, dict[str, Any]]:
+    """Run one duel and build its JSON report."""
+    from bgnet.sim.runner import DuelSpec, engine, rules_dict, run_duel
+
+    spec = DuelSpec(a, b, (args.games + 1) // 2, args.seed, rules)
+    if args.backend == "local" and args.ray_address:
+        raise EvalUsageError("--ray-address needs --backend ray")
+    from bgnet.sim.backends import single_blas_thread
+
+    single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
+    if args.backend == "ray" and args.ray_backend is None:  # one Ray connection for every duel of the command
+        from bgnet.sim.backends import RayBackend
+
+        args.ray_backend = RayBackend(address=args.ray_address, num_workers=args.workers)
+    workers = (args.workers or 1) if args.ray_backend is None else args.ray_backend.workers
+    t0 = time.perf_counter()
+    res = run_duel(spec, workers=workers, progress=not args.quiet, backend=args.ray_backend)
+    elapsed = time.perf_counter() - t0
+    report: dict[str, Any] = {"agent_a": a, "agent_b": b, "seed": args.seed, "mode": _mode(rules),
+                              "cubeful": rules is not None and rules.cubeful,
+                              "match_length": 0 if rules is None else rules.match_length,
+                              "rules": rules_dict(rules), "engine": engine(spec), "backend": args.backend,
+                              "workers": workers,
+                              "elapsed_s": round(elapsed, 3), "games_per_s": round(res.games / max(elapsed, 1e-9), 1)}
+    report.update(res.summary())
+    return res, report
+
+
+def _format(res: DuelResult, a: str, b: str, mode: str, seed: int) -> str:
+    """The human-readable duel report."""
+    lines = [f"{a} vs {b}: {res.games} games from {res.pairs} paired deals, {mode}, seed {seed}",
+             f"  points per game for {a}: {res.ppg:+.3f} +- {res.ci95:.3f} (95%)",
+             f"  win rate:        {res.win_rate:.3f} +- {res.win_rate_ci95:.3f}",
+             f"  gammon rate:     {res.gammon_rate:.3f} +- {res.gammon_rate_ci95:.3f}"
+             f"  (won {res.gammon_win_rate:.3f}, lost {res.gammon_loss_rate:.3f})",
+             f"  backgammon rate: {res.backgammon_rate:.3f} +- {res.backgammon_rate_ci95:.3f}"]
+    if res.match_win_rate is not None:
+        lines.append(f"  match win rate:  {res.match_win_rate:.3f} +- {res.match_win_rate_ci95:.3f} "
+                     f"({res.matches} matches)")
+    return "\n".join(lines)
+
+
+def _write_json(target: str | None, report: dict[str, Any]) -> None:
+    """Write the JSON report to a file or stdout."""
+    if not target:
+        return
+    text = json.dumps(report, indent=2)
+    if target == "-":
+        print(text)
+    else:
+        Path(target).write_text(text + "\n")
+
+
+def cmd_duel(argv: Sequence[str]) -> int:
+    """``python -m eval A B ...``."""
+    p = _Parser(prog="python -m eval", description="Pit agent A against agent B with paired dice.")
+    p.add_argument("agent_a", metavar="A")
+    p.add_argument("agent_b", metavar="B")
+    _common(p, 1000)
+    p.add_argument("--save-games", metavar="DIR", default=None,
+                   help="also write every deal's games as .mat files into DIR (two per deal, one per seating)")
+    args = p.parse_args(argv)
+    rules = _rules(args)
+    res, report = _duel(args.agent_a, args.agent_b, args, rules)
+    if args.json != "-":
+        print(_format(res, args.agent_a, args.agent_b, report["mode"], args.seed))
+    if args.save_games:
+        _save_games(args, rules, res)
+    _write_json(args.json, report)
+    return 0
+
+
+def _save_games(args: argparse.Namespace, rules: Rules | None, res: DuelResult) -> None:
+    """Write the duel's games as .mat files (``bgnet.sim.recorded_games``), checked against the duel's results."""
+    from bgnet.sim.duel import summarise_outcomes
+    from bgnet.sim.recorded_games import save_duel_games
+    from bgnet.sim.runner import DuelSpec
+
+    spec = DuelSpec(args.agent_a, args.agent_b, (args.games + 1) // 2, args.seed, rules)
+    again = summarise_outcomes(save_duel_games(spec, args.save_games))
+    if again.points != res.points:
+        raise BgnetError("the games written do not replay the duel's results; please report this")
+    if args.json != "-":
+        print(f"  wrote {2 * spec.pairs} match files to {args.save_games}")
+
+
+def cmd_tournament(argv: Sequence[str]) -> int:
+    """``python -m eval tournament A B C ...``: every pair once, a table and ratings."""
+    from bgnet.sim.tournament import elo_ratings, least_squares_ratings
+
+    p = _Parser(prog="python -m eval tournament", description="Round robin among agents, with ratings.")
+    p.add_argument("agents", nargs="+", metavar="AGENT")
+    _common(p, 400)
+    args = p.parse_args(argv)
+    if len(args.agents) < 2:
+        p.error("a tournament needs at least two agents")
+    if len(set(args.agents)) != len(args.agents):
+        p.error("each agent may appear only once in a tournament")
+    rules = _rules(args)
+    names = list(args.agents)
+    n = len(names)
+    results: list[dict[str, Any]] = []
+    ppg = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            res, report = _duel(names[i], names[j], args, rules)
+            results.append(report)
+            ppg[i][j], ppg[j][i] = res.ppg, -res.ppg
+    pairs = [(names.index(r["agent_a"]), names.index(r["agent_b"]), r["ppg"], r["games"]) for r in results]
+    ppg_rating = least_squares_ratings(n, [(i, j, v, float(g)) for i, j, v, g in pairs])
+    elo = elo_ratings(n, [(names.index(r["agent_a"]), names.index(r["agent_b"]), r["win_rate"], r["games"])
+                          for r in results])
+    order = sorted(range(n), key=lambda k: -ppg_rating[k])
+    report = {"agents": names, "seed": args.seed, "mode": _mode(rules), "games_per_duel": results[0]["games"],
+              "results": results,
+              "ratings": [{"agent": names[k], "ppg_rating": ppg_rating[k], "elo": elo[k]} for k in order]}
+    if args.json != "-":
+        width = max(8, *(len(x) for x in names))
+        print(f"Round robin, {_mode(rules)}, {results[0]['games']} games per pair, seed {args.seed}")
+        print("points per game of the row agent against the column agent:")
+        print(" " * (width + 2) + "".join(f"{k + 1:>9}" for k in range(n)))
+        for i in range(n):
+            cells = "".join(f"{'-':>9}" if i == j else f"{ppg[i][j]:>+9.3f}" for j in range(n))
+            print(f"{i + 1:>2} {names[i]:<{width}}{cells}")
+        print("ratings (least-squares ppg, Elo-like from win rates):")
+        for rank, k in enumerate(order, 1):
+            print(f"{rank:>2}. {names[k]:<{width}} {ppg_rating[k]:+.3f} ppg  {elo[k]:7.1f}")
+    _write_json(args.json, report)
+    return 0
+
+
+def cmd_curve(argv: Sequence[str]) -> int:
+    """``python -m eval curve RUN_DIR --opponent pubeval``: every checkpoint of a run against one opponent."""
+    from bgnet.sim.curve import CurvePoint, run_checkpoints, tag_for, write_png, write_tensorboard
+
+    p = _Parser(prog="python -m eval curve", description="Learning curve of a training run against one opponent.")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("--opponent", default="pubeval", help="fixed opponent (default pubeval)")
+    p.add_argument("--png", metavar="FILE", help="where to draw the curve (default RUN_DIR/curve.png)")
+    _common(p, 1000)
+    args = p.parse_args(argv)
+    rules = _rules(args)
+    checkpoints = run_checkpoints(args.run_dir)
+    points: list[CurvePoint] = []
+    for games, path in checkpoints:
+        res, _report = _duel(str(path), args.opponent, args, rules)
+        points.append(CurvePoint(games, str(path), res))
+        if args.json != "-":
+            print(f"{games:>12} games: {res.ppg:+.3f} +- {res.ci95:.3f} ppg, win rate {res.win_rate:.3f}  ({path.name})")
+    write_tensorboard(args.run_dir, args.opponent, points)
+    png = Path(args.png) if args.png else Path(args.run_dir) / "curve.png"
+    drawn = write_png(png, args.opponent, points)
+    if args.json != "-":
+        print(f"TensorBoard: tag {tag_for(args.opponent)} under {args.run_dir}")
+        print(f"PNG: {png}" if drawn else "PNG skipped: matplotlib is not installed (pip install 'bgnet[plot]')")
+    elif not drawn:
+        sys.stderr.write("PNG skipped: matplotlib is not installed (pip install 'bgnet[plot]')\n")
+    _write_json(args.json, {"run_dir": str(args.run_dir), "opponent": args.opponent, "seed": args.seed,
+                            "mode": _mode(rules), "png": str(png) if drawn else None,
+                            "points": [{**pt.result.summary(), "games_trained": pt.games, "checkpoint": pt.checkpoint}
+                                       for pt in points]})
+    return 0
+
+
+COMMANDS = {"tournament": cmd_tournament, "curve": cmd_curve}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch to a subcommand; bad input becomes one sentence on stderr and exit code 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = COMMANDS.get(args[0]) if args else None
+    try:
+        return command(args[1:]) if command else cmd_duel(args)
+    except (ValueError, OSError) as exc:
+        sys.stderr.write(f"python -m eval: error: {exc}\n")
+        return EXIT_USAGE
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("python -m eval: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""``bgnet rollout POSITION [DICE]``: roll out the plays of a roll, or without dice the cube decision.
+
+Stdlib-only at import (``bgnet.cli.main`` imports it for every command); numpy, the
+net and the rollout load in ``run_rollout``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``bgnet rollout``."""
+    parser.add_argument("position", metavar="POSITION",
+                        help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
+    parser.add_argument("dice", metavar="DICE", nargs="?", default=None,
+                        help="the roll, e.g. 31; without it (and no dice in the ID) the cube decision is rolled out")
+    parser.add_argument("--plays", nargs="+", metavar="PLAY", default=None,
+                        help='the plays to roll out, e.g. --plays "8/5 6/5" "24/23 13/10" (default: those the '
+                             "hint's move filter keeps)")
+    parser.add_argument("--trials", type=int, default=1296, metavar="N", help="trials per play (default 1296)")
+    parser.add_argument("--truncate", type=int, default=None, metavar="PLIES",
+                        help="stop each trial after PLIES plies and score it with the net (default: play to the end)")
+    parser.add_argument("--ply", type=int, default=0, metavar="N", help="checker play in the trials: 0 or 1 (default 0)")
+    parser.add_argument("--cubeful", action="store_true", help="also roll out cubefully: the cube is played in every trial, the opponent on "
+                        "roll first with the cube as given (always on without dice)")
+    parser.add_argument("--match", metavar="MATCHID", default=None,
+                        help="gnubg Match ID with the score and cube (default: money, cube centred)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="dice seed (default 0); same seed, same numbers")
+    parser.add_argument("--luck", action=argparse.BooleanOptionalAction, default=True,
+                        help="luck-based variance reduction (default on)")
+    parser.add_argument("--quasi-random", action=argparse.BooleanOptionalAction, default=True,
+                        help="stratified (quasi-random) dice (default on)")
+    parser.add_argument("--bearoff", action=argparse.BooleanOptionalAction, default=True,
+                        help="stop trials at the bear-off database with its exact chances (default on)")
+    parser.add_argument("--prune", type=int, default=0, metavar="N",
+                        help="checker play: the net judges only pubeval's best N plays (default 0: every play)")
+    parser.add_argument("--chunk-size", type=int, default=324, metavar="N",
+                        help="trials per chunk (progress and Ctrl-C granularity; the numbers do not depend on it)")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="threads running chunks of trials (default 1); with --backend ray, Ray tasks in flight")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="where the chunks of trials run: this machine or a Ray cluster (same result)")
+    parser.add_argument("--ray-address", metavar="ADDRESS", default=None,
+                        help="Ray cluster to attach to (default: a local Ray instance)")
+    parser.add_argument("--model", metavar="PATH", default=None,
+                        help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _position_state_dice(text: str, match: str | None) -> tuple[object, object, tuple[int, int] | None]:
+    """The position, the match state (from an XGID, "PositionID:MatchID" or --match) and any dice the IDs hold."""
+    from bgnet.core.formats import is_xgid, parse_match_id, parse_xgid
+    from bgnet.cube.match import MatchState
+    from bgnet.core.position import Position
+
+    text = text.strip()
+    pos = Position.parse(text)
+    xgid = is_xgid(text)
+    match_id = text.split(":", 1)[1].strip() if ":" in text and not xgid else None
+    if (xgid or match_id) and match:
+        raise ValueError("POSITION already gives the score and cube, so --match cannot be used with it")
+    state, dice = None, None
+    if xgid:
+        state, dice = MatchState.from_xgid(text), parse_xgid(text).dice
+    elif match_id or match:
+        mid = match_id or match or ""
+        state, dice = MatchState.from_match_id(mid), parse_match_id(mid).dice
+    return pos, state, (dice if dice and dice != (0, 0) else None)
+
+
+def run_rollout(args: argparse.Namespace) -> int:
+    """Roll out and print the result (text in GNU Backgammon's style, or JSON); Ctrl-C prints what was done."""
+    if args.trials < 1:
+        raise ValueError(f"--trials must be at least 1, got {args.trials}")
+    if args.ply not in (0, 1):
+        raise ValueError(f"--ply must be 0 or 1 in rollouts, got {args.ply}")
+    if args.truncate is not None and args.truncate < 0:
+        raise ValueError(f"--truncate must be 0 or more plies, got {args.truncate}")
+    if args.chunk_size < 1:
+        raise ValueError(f"--chunk-size must be at least 1, got {args.chunk_size}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.core.movegen import parse_dice
+    from bgnet.core.resources import default_checkpoint
+    from bgnet.sim.rollout import RolloutSettings, rollout, thread_map
+
+    pos, state, id_dice = _position_state_dice(args.position, args.match)
+    dice = parse_dice(args.dice) if args.dice is not None else id_dice
+    settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
+                               quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
+                               chunk_size=args.chunk_size)
+    probs_fn = load_numpy_net(args.model or default_checkpoint()).probs_of_boards
+    from bgnet.sim.backends import make_backend, single_blas_thread
+
+    single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
+    backend = (make_backend(args.backend, args.workers if args.workers > 1 else None, args.ray_address)
+               if args.backend == "ray" or args.ray_address else None)
+    result = rollout(probs_fn, pos, dice, plays=args.plays, settings=settings, seed=args.seed,  # type: ignore[arg-type]
+                     cubeful=args.cubeful, state=state,  # type: ignore[arg-type]
+                     map_fn=thread_map(args.workers) if args.workers > 1 and backend is None else None, backend=backend,
+                     progress=not args.no_progress and not args.json and sys.stderr.isatty())
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(pos)
+        print()
+        print(result.format())
+    return 130 if result.interrupted else 0

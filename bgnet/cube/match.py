@@ -1,0 +1,191 @@
+"""MatchState: the score, cube and rules of a money game or match, seen from the side on roll.
+
+"me" is the player whose turn it is (like ``Position``): in a gnubg Match ID the
+dice owner, in an XGID the turn player. During a pending double "me" is the
+doubler and the cube still holds its pre-double value, as both formats store it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bgnet.core.errors import BgnetError
+
+CubeOwner = Literal["centred", "me", "opponent"]
+CUBE_OWNERS: tuple[str, ...] = ("centred", "me", "opponent")
+
+
+class InvalidMatchStateError(BgnetError):
+    """A score, cube or rule combination that cannot occur."""
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """Match or money state seen from the side on roll ("me").
+
+    ``match_length`` 0 is money play (scores are then session points and may be any
+    non-negative number). ``cube_owner`` is "centred", "me" or "opponent".
+    """
+
+    match_length: int = 0
+    """Points needed to win the match; 0 for money play."""
+    score_me: int = 0
+    """Points already won by the side on roll."""
+    score_opp: int = 0
+    """Points already won by the opponent."""
+    cube_value: int = 1
+    """Current cube value (a power of two); during a pending double the pre-double value."""
+    cube_owner: CubeOwner = "centred"
+    """Who may turn the cube next: "centred" (either), "me" or "opponent"."""
+    crawford: bool = False
+    """This game is the Crawford game (a player has just reached 1-away): no cube."""
+    jacoby: bool = False
+    """Money only: gammons and backgammons count single while the cube is centred."""
+    beavers: bool = False
+    """Money only: a player who is doubled may redouble at once and keep the cube."""
+    raccoons: bool = False
+    """Money only: after a beaver the doubler may redouble again at once (needs beavers)."""
+    holland: bool = False
+    """Match only: post-Crawford the trailer may not double until each side has rolled twice."""
+
+    def __post_init__(self) -> None:
+        problem = self._problem()
+        if problem is not None:
+            raise InvalidMatchStateError(problem)
+
+    def _problem(self) -> str | None:
+        """The first reason this state is impossible, or None."""
+        for name in ("match_length", "score_me", "score_opp", "cube_value"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                return f"{name} must be an int, got {value!r}"
+            if value < 0:
+                return f"{name} must not be negative, got {value}"
+        if self.cube_owner not in CUBE_OWNERS:
+            return f"cube_owner must be one of {', '.join(CUBE_OWNERS)}, got {self.cube_owner!r}"
+        cube = self.cube_value
+        if cube < 1 or cube & (cube - 1):
+            return f"the cube value must be a power of two (1, 2, 4, ...), got {cube}"
+        if cube == 1 and self.cube_owner != "centred":
+            return "a cube at 1 has not been turned yet, so it must be centred"
+        if cube > 1 and self.cube_owner == "centred":
+            return f"a cube at {cube} has been turned, so it must be owned by 'me' or 'opponent'"
+        if self.raccoons and not self.beavers:
+            return "raccoons need beavers to be allowed"
+        if self.match_length == 0:
+            if self.crawford or self.holland:
+                return "the Crawford and Holland rules apply only to match play"
+            return None
+        if self.jacoby or self.beavers or self.raccoons:
+            return "the Jacoby rule, beavers and raccoons apply only to money play"
+        n = self.match_length
+        if self.score_me >= n or self.score_opp >= n:
+            return f"a score of {self.score_me}-{self.score_opp} has already ended a {n}-point match"
+        if self.crawford:
+            if (self.away_me == 1) == (self.away_opp == 1):
+                return "the Crawford game needs exactly one player at 1-away"
+            if cube != 1:
+                return "the cube cannot be used in the Crawford game, so it must be 1 and centred"
+        return None
+
+    # -- derived ------------------------------------------------------------
+    @property
+    def is_money(self) -> bool:
+        """True for money play (no match length)."""
+        return self.match_length == 0
+
+    @property
+    def gammons_count(self) -> bool:
+        """False in money play under the Jacoby rule while the cube is centred: gammons and backgammons count single."""
+        return not (self.is_money and self.jacoby and self.cube_owner == "centred")
+
+    @property
+    def away_me(self) -> int:
+        """Points the side on roll still needs (match play only)."""
+        if self.is_money:
+            raise InvalidMatchStateError("'away' has no meaning in money play")
+        return self.match_length - self.score_me
+
+    @property
+    def away_opp(self) -> int:
+        """Points the opponent still needs (match play only)."""
+        if self.is_money:
+            raise InvalidMatchStateError("'away' has no meaning in money play")
+        return self.match_length - self.score_opp
+
+    @property
+    def post_crawford(self) -> bool:
+        """A match game, not the Crawford game, with a player at 1-away (includes double match point)."""
+        return (not self.is_money and not self.crawford
+                and self.match_length > 1 and (self.away_me == 1 or self.away_opp == 1))
+
+    @property
+    def crawford_done(self) -> bool:
+        """Whether the Crawford game has been or is being played, so later 1-away games are post-Crawford."""
+        return self.crawford or self.post_crawford
+
+    @property
+    def may_double(self) -> bool:
+        """Whether the side on roll has access to the cube (owns it or it is centred, and not Crawford)."""
+        return self.cube_owner != "opponent" and not self.crawford
+
+    def swap_sides(self) -> "MatchState":
+        """The same state seen by the opponent."""
+        owner: CubeOwner = "centred" if self.cube_owner == "centred" else "opponent" if self.cube_owner == "me" else "me"
+        return MatchState(match_length=self.match_length, score_me=self.score_opp, score_opp=self.score_me,
+                          cube_value=self.cube_value, cube_owner=owner, crawford=self.crawford, jacoby=self.jacoby,
+                          beavers=self.beavers, raccoons=self.raccoons, holland=self.holland)
+
+    # -- construction from IDs ----------------------------------------------
+    @classmethod
+    def from_match_id(cls, match_id: str, *, beavers: bool = False) -> "MatchState":
+        """State from a gnubg Match ID, seen by its dice owner (the player on roll or the doubler).
+
+        The Match ID does not record beavers, so pass them in; the Jacoby rule is read
+        from bit 66 in money play (old IDs carry 0 there and so read as Jacoby on).
+        """
+        from bgnet.core.formats import parse_match_id
+
+        f = parse_match_id(match_id)
+        me = int(f.dice_owner)
+        if f.cube_owner == 3:
+            owner: CubeOwner = "centred"
+        else:
+            owner = "me" if int(f.cube_owner) == me else "opponent"
+        score = tuple(f.score)
+        length = int(f.match_length)
+        money = length == 0
+        return cls(match_length=length, score_me=int(score[me]), score_opp=int(score[1 - me]),
+                   cube_value=int(f.cube_value), cube_owner=owner, crawford=bool(f.crawford) and not money,
+                   jacoby=money and not f.jacoby_off, beavers=money and beavers)
+
+    @classmethod
+    def from_xgid(cls, xgid: str) -> "MatchState":
+        """State from an XGID, seen by its turn player (the player on roll or the doubler)."""
+        from bgnet.core.formats import parse_xgid
+
+        f = parse_xgid(xgid)
+        me = int(f.turn)
+        position = int(f.cube_position)
+        owner: CubeOwner = "centred" if position == 0 else ("me" if position == me else "opponent")
+        if me == 1:
+            score_me, score_opp = int(f.score_bottom), int(f.score_top)
+        else:
+            score_me, score_opp = int(f.score_top), int(f.score_bottom)
+        length = int(f.match_length)
+        rules = int(f.rules)
+        if length == 0:
+            return cls(0, score_me, score_opp, 1 << int(f.cube_log2), owner,
+                       jacoby=bool(rules & 1), beavers=bool(rules & 2))
+        return cls(length, score_me, score_opp, 1 << int(f.cube_log2), owner, crawford=bool(rules & 1))
+
+    def __str__(self) -> str:
+        cube = "centred" if self.cube_owner == "centred" else f"{self.cube_value}, owned by {self.cube_owner}"
+        if self.is_money:
+            rules = [r for r, on in (("Jacoby", self.jacoby), ("beavers", self.beavers),
+                                     ("raccoons", self.raccoons)) if on]
+            return f"money game, cube {cube}" + (f" ({', '.join(rules)})" if rules else "")
+        tag = " (Crawford game)" if self.crawford else (" (post-Crawford)" if self.post_crawford else "")
+        return (f"{self.match_length}-point match, {self.score_me}-{self.score_opp} "
+                f"({self.away_me}-away, {self.away_opp}-away){tag}, cube {cube}")

@@ -1,0 +1,236 @@
+"""A torch-free forward pass of a checkpoint's net, so that ``bgnet hint`` starts fast.
+
+Importing torch costs over a second on a small CPU, more than the whole 0-ply
+hint. The first time a checkpoint is used it is read the safe way
+(``torch.load(..., weights_only=True)`` through ``bgnet.nets.model``); its weights are
+then cached as a plain ``.npz`` named by the checkpoint file's SHA-256 under the
+user's cache folder (``$BGNET_CACHE``, else ``$XDG_CACHE_HOME/bgnet``, else
+``~/.cache/bgnet``). Later runs read that file with numpy alone
+(``allow_pickle=False``). A damaged cache file is ignored and rewritten.
+
+Boards are valued by a fused numba kernel (``bgnet.nets._net_kernels.net_probs``: the
+features folded into the first layer, zero inputs and idle ReLU units skipped),
+one board at a time, so a board's chances do not depend on its batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from bgnet.nets import _net_kernels
+from bgnet.features.encoding import FEATURE_VERSIONS, KINDS, encode, num_features, rows_by_scorer
+
+ProbsFn = Callable[[np.ndarray], np.ndarray]
+
+
+def cache_dir() -> Path:
+    """Folder for cached weights."""
+    if os.environ.get("BGNET_CACHE"):
+        return Path(os.environ["BGNET_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "bgnet"
+
+
+class NumpyNet:
+    """The evaluator's forward pass in numpy: hidden layers, then five consistent sigmoid outputs."""
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, feature_version: int = 1) -> None:
+        if activation not in ("relu", "sigmoid", "tanh"):
+            raise ValueError(f"activation {activation!r} is not relu, sigmoid or tanh")
+        self.layers = [(np.ascontiguousarray(w.T, np.float32), b.astype(np.float32)) for w, b in layers]
+        self.activation = activation
+        self.feature_version = feature_version
+        self._weights = tuple(w for w, _b in self.layers)  # tuples: what the numba kernel takes
+        self._biases = tuple(b for _w, b in self.layers)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """(N, features) float32 -> (N, 5) probabilities for the side on roll."""
+        h = x
+        for w, b in self.layers[:-1]:
+            h = h @ w + b
+            if self.activation == "relu":
+                np.maximum(h, 0.0, out=h)
+            elif self.activation == "tanh":
+                np.tanh(h, out=h)
+            else:
+                h = _sigmoid(h)
+        w, b = self.layers[-1]
+        s = _sigmoid(h @ w + b)
+        out = np.empty_like(s)
+        out[:, 0] = s[:, 0]
+        out[:, 1] = s[:, 0] * s[:, 1]
+        out[:, 2] = out[:, 1] * s[:, 2]
+        out[:, 3] = (1.0 - s[:, 0]) * s[:, 3]
+        out[:, 4] = out[:, 3] * s[:, 4]
+        return out
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll (the fused kernel)."""
+        arr = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+        if len(arr) == 0:
+            return np.zeros((0, 5), np.float32)
+        if not _fused_kernel_agrees(self):
+            return self.dense_probs_of_boards(arr)
+        return self._fused_probs(arr)
+
+    def _fused_probs(self, boards: np.ndarray) -> np.ndarray:
+        """The chances of contiguous int8 boards (N, 26) through the fused kernel, unchecked."""
+        out = np.empty((len(boards), 5), np.float32)
+        _net_kernels.net_probs(boards, self.feature_version, self._weights, self._biases,
+                               _net_kernels.ACTS[self.activation], out)
+        return out
+
+    def dense_probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """The same chances through numpy's dense products on the encoded boards (the fused kernel's reference)."""
+        if len(boards) == 0:
+            return np.zeros((0, 5), np.float32)
+        return self(encode(boards, version=self.feature_version))
+
+
+_FUSED_CHECKED: dict[tuple[int, str], bool] = {}
+"""Per feature version and activation: whether the fused kernel gave the dense pass's chances (checked once)."""
+
+
+def _fused_kernel_agrees(net: NumpyNet) -> bool:
+    """Whether the fused kernel matches numpy for ``net``'s kind of net: a guard against a stale compiled kernel
+    (numba's cache does not see edits of the encoders it calls), checked once per process on a few hundred boards."""
+    key = (net.feature_version, net.activation)
+    ok = _FUSED_CHECKED.get(key)
+    if ok is None:
+        probe = _probe_boards()
+        ok = bool(np.abs(net._fused_probs(probe) - net.dense_probs_of_boards(probe)).max() <= 1e-4)
+        _FUSED_CHECKED[key] = ok
+    return ok
+
+
+def _probe_boards() -> np.ndarray:
+    """Boards of the first two plies from the opening (every roll, then some rolls of some of them)."""
+    from bgnet.core.movegen import generate_plays, swap_sides_batch
+    from bgnet.core.position import Position
+
+    dice = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], np.int8)
+    start = np.array(Position.start().board, np.int8)[None, :]
+    after, _s, _n, _o = generate_plays(np.repeat(start, len(dice), axis=0), dice)
+    first = swap_sides_batch(after)[::10]
+    after2, _s, _n, _o = generate_plays(np.repeat(first, 3, axis=0), np.tile(dice[::7], (len(first), 1)))
+    return np.ascontiguousarray(np.concatenate([first, swap_sides_batch(after2)[::6]]))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return (1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))).astype(np.float32)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+CACHE_FORMAT = 2
+"""Version of the weight cache's layout (2: nets by kind); other files are ignored and rewritten."""
+
+Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+class NumpyNetSet:
+    """Nets by kind of position (``bgnet.features.encoding.KINDS``) in numpy: each board scored by the net of its kind.
+
+    The torch-free twin of ``bgnet.nets.model.NetSet`` (without its bear-off step: the
+    agents put the database in front of every evaluator). A kind without a net of
+    its own is scored by the contact net.
+    """
+
+    def __init__(self, nets: dict[str, NumpyNet]) -> None:
+        if "contact" not in nets or set(nets) - set(KINDS):
+            raise ValueError(f"a NumpyNetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
+        self.nets = dict(nets)
+        self.by_code = [self.nets.get(k, self.nets["contact"]) for k in KINDS]
+        self.feature_version = self.nets["contact"].feature_version
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each from the net of its kind."""
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+        out = np.zeros((len(boards), 5), np.float32)
+        for net, rows in rows_by_scorer(boards, self.by_code):
+            out[rows] = net.probs_of_boards(boards[rows])
+        return out
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        """The same as ``probs_of_boards``."""
+        return self.probs_of_boards(boards)
+
+
+def _from_cache(file: Path) -> dict[str, NumpyNet] | None:
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            if int(data["format"]) != CACHE_FORMAT:
+                return None
+            nets = {}
+            for kind in [str(k) for k in data["kinds"]]:
+                version = int(data[f"{kind}_feature_version"])
+                if version not in FEATURE_VERSIONS or int(data[f"{kind}_num_features"]) != num_features(version):
+                    return None
+                n = int(data[f"{kind}_n_layers"])
+                layers = [(data[f"{kind}_w{i}"], data[f"{kind}_b{i}"]) for i in range(n)]
+                nets[kind] = NumpyNet(layers, str(data[f"{kind}_activation"]), version)
+            return nets if "contact" in nets else None
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _write_cache(file: Path, nets: dict[str, tuple[Layers, str, int]]) -> None:
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=file.parent)
+        arrays: dict[str, np.ndarray] = {"format": np.array(CACHE_FORMAT), "kinds": np.array(list(nets))}
+        for kind, (layers, activation, version) in nets.items():
+            arrays |= {f"{kind}_w{i}": w for i, (w, _) in enumerate(layers)}
+            arrays |= {f"{kind}_b{i}": b for i, (_, b) in enumerate(layers)}
+            arrays |= {f"{kind}_n_layers": np.array(len(layers)), f"{kind}_activation": np.array(activation),
+                       f"{kind}_feature_version": np.array(version), f"{kind}_num_features": np.array(num_features(version))}
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle: bool
+        os.replace(tmp, file)
+    except OSError:
+        pass  # an unwritable cache only costs speed
+
+
+def _torch_layers(path: Path) -> dict[str, tuple[Layers, str, int]]:
+    """Each net of a checkpoint (one, or several by kind) as numpy layers, read the safe way through torch."""
+    from bgnet.nets.model import load_netset
+
+    out = {}
+    for kind, torch_net in load_netset(path).nets.items():
+        out[kind] = (torch_net.numpy_layers(), torch_net.config.activation, torch_net.config.feature_version)
+    return out
+
+
+def _numpy_nets(path: str | os.PathLike[str]) -> dict[str, NumpyNet]:
+    """The nets of a checkpoint by kind, from the weight cache when it holds this exact file, else through torch."""
+    path = Path(path)
+    if not path.is_file():
+        from bgnet.nets.model import CheckpointError
+
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    file = cache_dir() / f"{_digest(path)}.npz"
+    nets = _from_cache(file) if file.is_file() else None
+    if nets is not None:
+        return nets
+    layers = _torch_layers(path)
+    _write_cache(file, layers)
+    return {kind: NumpyNet(ls, act, version) for kind, (ls, act, version) in layers.items()}
+
+
+def load_numpy_net(path: str | os.PathLike[str]) -> NumpyNet:
+    """The (contact) net of a checkpoint, from the weight cache when it holds this exact file, else through torch."""
+    return _numpy_nets(path)["contact"]
+
+
+def load_evaluator(path: str | os.PathLike[str]) -> NumpyNet | NumpyNetSet:
+    """A checkpoint's boards -> probabilities evaluator: its net, or its nets by kind when it has several."""
+    nets = _numpy_nets(path)
+    return nets["contact"] if len(nets) == 1 else NumpyNetSet(nets)

@@ -1,0 +1,77 @@
+"""Batch scorers: how a player ranks the candidate plays of many games in one call (duels, self-play evaluation).
+
+Each scorer implements ``bgnet.core.protocols.BatchScorer``: afterstates of every game
+in one flat array in, one score per play out (higher is better for the mover).
+``bgnet.play.search.SearchScorer`` is the n-ply one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bgnet.features.encoding import race_flags
+from bgnet.core.movegen import swap_sides_batch
+from bgnet.core.probs import equities
+from bgnet.core.protocols import BatchScorer, EvaluatorLike, as_evaluator
+from bgnet.play.search import leaf_probs
+
+__all__ = ["BatchScorer", "NeuralScorer", "PubevalScorer", "RandomScorer"]
+
+
+class NeuralScorer:
+    """0-ply neural scoring: the mover's cubeless equity of each afterstate (exact when the game ends)."""
+
+    def __init__(self, evaluator: EvaluatorLike) -> None:
+        self.evaluator = as_evaluator(evaluator)
+
+    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """The mover's cubeless money equity of each afterstate."""
+        values: np.ndarray = -equities(leaf_probs(self.evaluator, swap_sides_batch(after)))
+        return values
+
+
+class PubevalScorer:
+    """Tesauro's pubeval, with race or contact weights chosen from the position before the move."""
+
+    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Pubeval's score of each afterstate (race weights where the position before the move was a race)."""
+        from bgnet.nets.pubeval import pubeval_scores
+
+        race = np.repeat(race_flags(before), np.diff(offsets))
+        return pubeval_scores(after, race=race)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    with np.errstate(over="ignore"):
+        z = x + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _board_hash(boards: np.ndarray, key: np.uint64) -> np.ndarray:
+    """A 64-bit hash of each board row (N, 26) int8, keyed."""
+    padded = np.zeros((boards.shape[0], 32), np.int8)
+    padded[:, :26] = boards
+    words = padded.view(np.uint64)
+    h = np.full(boards.shape[0], key, np.uint64)
+    for k in range(4):
+        h = _mix(h ^ words[:, k])
+    return h
+
+
+class RandomScorer:
+    """Uniformly random play: a seeded hash of (position, play), so a choice never depends on batching."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.key = np.random.SeedSequence([int(seed), 0x5EED]).generate_state(1, np.uint64)[0]
+
+    def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """A uniform [0, 1) score per play from a keyed hash of the position before and the afterstate."""
+        h_before = np.repeat(_board_hash(np.ascontiguousarray(before, np.int8), self.key), np.diff(offsets))
+        h = _board_hash(np.ascontiguousarray(after, np.int8), self.key) ^ _mix(h_before)
+        return (_mix(h) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
