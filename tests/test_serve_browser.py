@@ -31,7 +31,7 @@ if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
     pytest.skip(f"the browser tests need Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER}): "
                 "apt-get install chromium chromium-driver", allow_module_level=True)
 
-from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -111,7 +111,15 @@ def svg_board(driver: Any) -> list[int]:
 
 
 def wait(driver: Any, cond: Any, timeout: float = 10.0) -> Any:
-    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(cond)
+    """Poll ``cond`` until it is truthy; an element redrawn while it was read is read again at the next poll."""
+    return WebDriverWait(driver, timeout, poll_frequency=0.02,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(cond)
+
+
+def opened(driver: Any) -> None:
+    """Wait until the page has drawn the position it opens on (the starting position)."""
+    start = Position.start().position_id()
+    wait(driver, lambda d: d.find_element(By.ID, "board").get_attribute("data-position-id") == start)
 
 
 def paste(driver: Any, text: str) -> None:
@@ -128,7 +136,7 @@ def best_rows(driver: Any) -> list[Any]:
 def test_pasted_position_is_drawn_and_its_best_play_listed_within_a_second(
         server: str, browser: Any, tmp_path: Path) -> None:
     browser.get(server + "/")
-    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#board g.point"))
+    opened(browser)
     browser.find_element(By.ID, "die1-4").click()
     browser.find_element(By.ID, "die2-2").click()
     pid = MIDGAME.position_id()
@@ -154,18 +162,49 @@ def test_pasted_position_is_drawn_and_its_best_play_listed_within_a_second(
 
 def test_rolling_and_hovering_draw_the_hovered_play(server: str, browser: Any, tmp_path: Path) -> None:
     browser.get(server + "/")
-    paste(browser, "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:7:3")
-    wait(browser, lambda d: d.find_element(By.ID, "board").get_attribute("data-position-id"))
-    browser.find_element(By.ID, "roll-button").click()
-    wait(browser, lambda d: len(best_rows(d)) >= 2)
-    dice = browser.find_element(By.ID, "dice").get_attribute("data-dice")
+    opened(browser)
     pos = Position.from_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:7:3")
+    paste(browser, "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:7:3")
+    wait(browser, lambda d: d.find_element(By.ID, "board").get_attribute("data-position-id") == pos.position_id())
+    browser.find_element(By.ID, "roll-button").click()
+    dice = browser.find_element(By.ID, "dice").get_attribute("data-dice")
+    wait(browser, lambda d: {r.get_attribute("data-move") for r in best_rows(d)}
+         == {m.text for m in legal_moves(pos, dice)})
     assert {r.get_attribute("data-move") for r in best_rows(browser)} == {m.text for m in legal_moves(pos, dice)}
     second = best_rows(browser)[1]
     ActionChains(browser).move_to_element(second).perform()
     wait(browser, lambda d: d.find_element(By.ID, "move-arrows").get_attribute("data-steps")
          == "[" + second.get_attribute("data-steps") + "]")
     browser.save_screenshot(str(tmp_path / "hover.png"))
+
+
+def test_the_page_opens_on_the_starting_position(server: str, browser: Any) -> None:
+    browser.get(server + "/")
+    start = Position.start()
+    wait(browser, lambda d: d.find_element(By.ID, "board").get_attribute("data-position-id") == start.position_id())
+    assert svg_board(browser) == list(start.board)
+    wait(browser, lambda d: "position=" in d.current_url)
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(browser.current_url).query)["position"] == [start.position_id()]
+
+
+def test_a_link_opens_its_position_and_dice_and_the_address_follows_the_page(server: str, browser: Any) -> None:
+    pid = MIDGAME.position_id()
+    assert "+" in pid or "/" in pid
+    link = pid.replace("+", " ")  # what a "+" typed into an address arrives as
+    browser.get(f"{server}/?position={link}&match=cAkAAAAAAAAA&dice=42&ply=0")
+    expected = get_json(f"{server}/api/hint", position=pid, dice="42", ply=0)
+    wait(browser, lambda d: (rows := best_rows(d)) and d.find_element(By.ID, "board").get_attribute("data-position-id") == pid
+         and rows[0].get_attribute("data-move") == expected["moves"][0]["move"])
+    assert svg_board(browser) == list(MIDGAME.board)
+    assert browser.find_element(By.ID, "ply-select").get_attribute("value") == "0"
+    browser.find_element(By.ID, "die1-6").click()
+    browser.find_element(By.ID, "die2-5").click()
+    wait(browser, lambda d: "dice=65" in d.current_url)
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(browser.current_url).query)
+    assert query["position"] == [pid] and query["match"] == ["cAkAAAAAAAAA"] and query["ply"] == ["0"]
+    browser.get(browser.current_url)  # the written address opens the same thing again
+    wait(browser, lambda d: d.find_element(By.ID, "board").get_attribute("data-position-id") == pid
+         and d.find_element(By.ID, "dice-input").get_attribute("value") == "65")
 
 
 def test_board_flips_and_numbers_from_either_side(server: str, browser: Any) -> None:

@@ -188,6 +188,31 @@ function drawArrows(svg) {
 
 // -- analyse mode --------------------------------------------------------------------------
 const analysis = { text: "", info: null, dice: [0, 0], seq: 0 };
+const START_POSITION = "4HPwATDgc/ABMA";
+
+// -- the address: /?position=ID[&match=MATCHID][&dice=31][&ply=2] opens that position, and the page writes what it
+// shows back into the address, so that a link shares it. An XGID goes in position= whole.
+function fromAddress() {
+  const q = new URLSearchParams(window.location.search);
+  const text = (name) => (q.get(name) || "").trim().replace(/ /g, "+");  // a Position ID's "+" often arrives as " "
+  let position = text("position") || text("xgid");
+  const match = text("match");
+  if (position && match && !/^xgid=/i.test(position) && !position.includes(":")) position = `${position}:${match}`;
+  const dice = (q.get("dice") || "").replace(/[^1-6]/g, "");
+  return { position: position || START_POSITION, dice: dice.length === 2 ? [Number(dice[0]), Number(dice[1])] : null,
+           ply: q.get("ply") };
+}
+function toAddress() {
+  if (!analysis.info) return;
+  const q = new URLSearchParams();
+  const [pid, mid] = /^xgid=/i.test(analysis.text) ? [analysis.text, ""] : analysis.text.split(":");
+  q.set("position", pid);
+  if (mid) q.set("match", mid);
+  const [a, b] = analysis.dice;
+  if (a && b) q.set("dice", `${a}${b}`);
+  if ($("ply-select").value !== "1") q.set("ply", $("ply-select").value);
+  history.replaceState(null, "", `${window.location.pathname}?${q.toString()}`);
+}
 
 function makeDieButtons() {
   for (const which of [0, 1]) {
@@ -211,6 +236,7 @@ function diceChanged() {
   const [a, b] = analysis.dice;
   if (a && b) $("dice-input").value = `${a}${b}`;
   if (analysis.info) {
+    toAddress();
     view.dice = a && b ? [a, b] : null;
     drawBoard();
     requestHints();
@@ -229,6 +255,7 @@ async function loadPosition() {
     if (info.dice) { analysis.dice = info.dice.slice(); showDiceButtons(); $("dice-input").value = info.dice.join(""); }
     showAnalysedBoard();
     $("board-ids").textContent = `${info.position_id}  ${info.xgid}`;
+    toAddress();
     requestHints();
   } catch (err) {
     if (seq === analysis.seq) setStatus("analyse-status", err.message, true);
@@ -504,7 +531,7 @@ function init() {
     analysis.dice = [1 + Math.floor(Math.random() * 6), 1 + Math.floor(Math.random() * 6)];
     diceChanged();
   });
-  $("ply-select").addEventListener("change", requestHints);
+  $("ply-select").addEventListener("change", () => { toAddress(); requestHints(); });
   $("cubeful-box").addEventListener("change", requestHints);
   $("flip-button").addEventListener("click", () => { ui.mirror = !ui.mirror; drawBoard(); });
   $("numbers-button").addEventListener("click", () => {
@@ -529,5 +556,10 @@ function init() {
   $("play-move-button").addEventListener("click", typed);
   $("play-move-input").addEventListener("keydown", (e) => { if (e.key === "Enter") typed(); });
   drawBoard();
+  const opening = fromAddress();  // the starting position unless the address names another
+  if (opening.dice) { analysis.dice = opening.dice; showDiceButtons(); $("dice-input").value = opening.dice.join(""); }
+  if (["0", "1", "2"].includes(opening.ply)) $("ply-select").value = opening.ply;
+  $("position-input").value = opening.position;
+  loadPosition();
 }
 document.addEventListener("DOMContentLoaded", init);
