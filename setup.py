@@ -1,7 +1,10 @@
-"""Build hook: the released net (``checkpoints/bgnet.pt``) goes into the package as ``bgnet/data/bgnet.pt``.
+"""Build hook: the released net and the training configs go into the package.
 
-The repository keeps one copy of the net, next to its model card; a wheel or a plain
-``pip install .`` carries it inside the package so that ``bgnet hint`` works anywhere.
+The repository keeps one copy of the net (``checkpoints/bgnet.pt``, next to its model
+card) and of the configs (``configs/**/*.toml``); a wheel or a plain ``pip install .``
+carries them inside the package as ``bgnet/data/bgnet.pt`` and ``bgnet/data/configs/``,
+so that ``bgnet hint`` and ``bgnet train --config quick`` work anywhere
+(``bgnet.core.resources`` says where each is found).
 """
 
 import shutil
@@ -10,17 +13,23 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-RELEASED_NET = Path(__file__).resolve().parent / "checkpoints" / "bgnet.pt"
+ROOT = Path(__file__).resolve().parent
+RELEASED_NET = ROOT / "checkpoints" / "bgnet.pt"
+CONFIGS = ROOT / "configs"
 
 
-class BuildPyWithNet(build_py):
-    """``build_py`` that also copies the released net into the built package."""
+class BuildPyWithData(build_py):
+    """``build_py`` that also copies the released net and the training configs into the built package."""
 
     def run(self) -> None:
         super().run()
-        target = Path(self.build_lib) / "bgnet" / "data" / "bgnet.pt"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(RELEASED_NET, target)
+        data = Path(self.build_lib) / "bgnet" / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(RELEASED_NET, data / "bgnet.pt")
+        for config in sorted(CONFIGS.rglob("*.toml")):
+            target = data / "configs" / config.relative_to(CONFIGS)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(config, target)
 
 
-setup(cmdclass={"build_py": BuildPyWithNet})
+setup(cmdclass={"build_py": BuildPyWithData})

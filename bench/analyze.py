@@ -39,7 +39,7 @@ from make_match_fixtures import analyse, bench_set, play_match  # noqa: E402
 from bgnet.play.agents import DEFAULT_CHECKPOINT  # noqa: E402
 from bgnet.app.analysis import analyse_match  # noqa: E402
 from bgnet.nets.fastnet import load_numpy_net  # noqa: E402
-from bgnet.io.matchfile import read_match  # noqa: E402
+from bgnet.io.formats import read_match  # noqa: E402
 
 
 def main() -> int:

@@ -47,7 +47,7 @@ def main() -> int:
     args = ap.parse_args()
     res: dict[str, object] = {"python": platform.python_version(), "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["BGNET_CACHE_DIR"] = tmp
+        os.environ["BGNET_CACHE"] = tmp
         # The command a user runs, in a fresh process (import, numba start-up, build, write).
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "bgnet.nets.bearoff", "build"], capture_output=True, text=True,

@@ -48,7 +48,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.sample < 1:
         parser.error("--sample must be at least 1")
-    from bgnet.trainer.rounds import probs_fn_of
+    from bgnet.trainer.inference import probs_fn_of
 
     try:
         sets = [label_sample(path, args.sample, args.seed + k) for k, path in enumerate(args.labels)]

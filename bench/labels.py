@@ -1,9 +1,9 @@
 """What a label of the rounds costs and how close the cheap ones are to the full 2-ply search.
 
 On candidate positions of the kind the rounds label (the afterstates of self-play positions' four best 0-ply
-plays, ``bgnet.trainer.rounds.candidate_positions``), times on one core, per position, the net's 1-ply search,
+plays, ``bgnet.trainer.round_positions.candidate_positions``), times on one core, per position, the net's 1-ply search,
 its 2-ply search with the last level pruned to pubeval's best K plays of each roll
-(``bgnet.sim.rollout.evaluate_pruned``, ``--label ply2 --label-top K``), and the full 2-ply search, and prints
+(``bgnet.trainer.labels.evaluate_pruned``, ``--label ply2 --label-top K``), and the full 2-ply search, and prints
 each one's equity RMS and mean difference from the full 2-ply values of the same positions.
 
     python bench/labels.py [--model checkpoints/bgnet.pt] [--positions 100] [--tops 6,10] [--seed 5]
@@ -25,9 +25,10 @@ import torch  # noqa: E402
 
 from bgnet.nets.model import net_from_checkpoint, read_checkpoint  # noqa: E402
 from bgnet.core.probs import equities  # noqa: E402
-from bgnet.sim.rollout import evaluate_pruned  # noqa: E402
+from bgnet.trainer.labels import evaluate_pruned  # noqa: E402
 from bgnet.play.search import evaluate_boards  # noqa: E402
-from bgnet.trainer.rounds import candidate_positions, collect_positions, probs_fn_of  # noqa: E402
+from bgnet.trainer.inference import probs_fn_of  # noqa: E402
+from bgnet.trainer.round_positions import candidate_positions, collect_positions  # noqa: E402
 
 BATCH = 20
 """Positions searched together (the rounds' 2-ply labelling uses batches of about 100)."""

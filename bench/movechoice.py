@@ -48,7 +48,7 @@ def sample(n: int, seed: int) -> list[tuple[np.ndarray, tuple[int, int]]]:
     """``n`` (board, dice) pairs from self-play of the shipped net with a few random plays (5%)."""
     from bgnet.nets.fastnet import load_numpy_net
     from bgnet.core.resources import default_checkpoint
-    from bgnet.trainer.rounds import collect_positions
+    from bgnet.trainer.round_positions import collect_positions
 
     fn = load_numpy_net(default_checkpoint()).probs_of_boards
     boards = collect_positions(fn, 4 * n, seed)

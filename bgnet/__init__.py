@@ -126,52 +126,70 @@ if TYPE_CHECKING:
     from bgnet.cube.decision import CubeDecision, InvalidProbsError, cube_decision
     from bgnet.play.game import GameRuleError
     from bgnet.play.hint import CubeHint, HintError, MoveHint, MoveHints
-    from bgnet.cube.match import InvalidMatchStateError, MatchState
+    from bgnet.cube.match import CubeRules, InvalidCubeRulesError, InvalidMatchStateError, MatchState
     from bgnet.cube.met import InvalidMETError
     from bgnet.core.protocols import Agent, Evaluator
+    from bgnet.core.movegen_torch import generate_afterstates_torch
     from bgnet.sim.backends import BackendError
     from bgnet.nets.bearoff import BearoffError
-    from bgnet.cli.main import CliError
+    from bgnet.app.requests import RequestError
+    from bgnet.cli.parser import CliError
     from bgnet.cli.eval import EvalUsageError
     from bgnet.sim.curve import CurveError
-    from bgnet.io.matchfile import MatchFileError
+    from bgnet.io.record import MatchFileError
     from bgnet.nets.model import CheckpointError
     from bgnet.nets.ranker import RankerError
-    from bgnet.sim.rollout import RolloutError
+    from bgnet.sim.rollout_settings import RolloutError
     from bgnet.nets.pubeval import PubevalInputError
     from bgnet.play.search import SearchError
-    from bgnet.serve.engine import ApiError
+    from bgnet.serve.engine import ApiError, ServeConfigError
     from bgnet.trainer.config import ConfigError
+    from bgnet.play.agents import AgentPlayError
+    from bgnet.trainer.learner import FitError
+    from bgnet.trainer.round_config import RoundsError
+    from bgnet.trainer.td import TDTargetError
 
 _LAZY = {
     "load_agent": "bgnet.play.agents", "BaseAgent": "bgnet.play.agents", "AgentSpecError": "bgnet.play.agents",
     "NoProbabilitiesError": "bgnet.play.agents",
     "Agent": "bgnet.core.protocols", "Evaluator": "bgnet.core.protocols",
     "MatchState": "bgnet.cube.match", "InvalidMatchStateError": "bgnet.cube.match",
+    "CubeRules": "bgnet.cube.match", "InvalidCubeRulesError": "bgnet.cube.match",
     "cube_decision": "bgnet.cube.decision", "CubeDecision": "bgnet.cube.decision", "InvalidProbsError": "bgnet.cube.decision",
     "InvalidMETError": "bgnet.cube.met",
     "GameRuleError": "bgnet.play.game",
     "MoveHints": "bgnet.play.hint", "MoveHint": "bgnet.play.hint", "CubeHint": "bgnet.play.hint", "HintError": "bgnet.play.hint",
     "SearchError": "bgnet.play.search",
     "CheckpointError": "bgnet.nets.model", "PubevalInputError": "bgnet.nets.pubeval", "BearoffError": "bgnet.nets.bearoff",
-    "BackendError": "bgnet.sim.backends", "ConfigError": "bgnet.trainer.config", "CliError": "bgnet.cli.main",
+    "BackendError": "bgnet.sim.backends", "ConfigError": "bgnet.trainer.config", "CliError": "bgnet.cli.parser",
     "EvalUsageError": "bgnet.cli.eval", "CurveError": "bgnet.sim.curve", "ApiError": "bgnet.serve.engine",
-    "MatchFileError": "bgnet.io.matchfile", "RolloutError": "bgnet.sim.rollout", "RankerError": "bgnet.nets.ranker",
+    "ServeConfigError": "bgnet.serve.engine", "RequestError": "bgnet.app.requests",
+    "MatchFileError": "bgnet.io.record", "RolloutError": "bgnet.sim.rollout_settings", "RankerError": "bgnet.nets.ranker",
+    "AgentPlayError": "bgnet.play.agents", "FitError": "bgnet.trainer.learner", "RoundsError": "bgnet.trainer.round_config",
+    "TDTargetError": "bgnet.trainer.td",
+    "GameNotOverError": "bgnet.core.errors", "NotAnEvaluatorError": "bgnet.core.errors",
+    "ProbsShapeError": "bgnet.core.errors", "FeatureVersionError": "bgnet.features.registry",
+    "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
+    "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
 
 ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMoveError", "InvalidDiceError",
                  "InvalidMoveError", "InvalidPositionError", "AgentSpecError", "NoProbabilitiesError",
-                 "InvalidMatchStateError", "InvalidProbsError", "InvalidMETError", "GameRuleError", "HintError",
+                 "InvalidMatchStateError", "InvalidCubeRulesError", "InvalidProbsError", "InvalidMETError",
+                 "GameRuleError", "HintError",
                  "SearchError", "CheckpointError", "PubevalInputError", "BearoffError", "BackendError", "ConfigError",
-                 "CliError", "EvalUsageError", "CurveError", "ApiError", "MatchFileError", "RolloutError",
-                 "RankerError")
+                 "CliError", "EvalUsageError", "CurveError", "ApiError", "ServeConfigError", "RequestError",
+                 "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
+                 "TDTargetError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
+                 "ModelError", "NumpyNetError", "PubevalWeightsError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [
-    "BAR", "OFF", "STARTING_POSITION", "Agent", "BaseAgent", "CubeDecision", "CubeHint", "Evaluator", "MatchState",
+    "BAR", "OFF", "STARTING_POSITION", "Agent", "BaseAgent", "CubeDecision", "CubeRules", "CubeHint", "Evaluator",
+    "MatchState",
     "Move", "MoveHint", "MoveHints", "Outcome", "Position", "Probs", "Result", "cube_decision",
-    "generate_afterstates", "legal_moves", "load_agent", "parse_dice", *ERROR_CLASSES,
+    "generate_afterstates", "generate_afterstates_torch", "legal_moves", "load_agent", "parse_dice", *ERROR_CLASSES,
 ]
 
 

@@ -1,7 +1,7 @@
-"""``python -m eval A B [...]``: a thin entry point for ``bgnet eval`` (code in :mod:`bgnet.evaluation`)."""
+"""``python -m eval A B [...]``: a thin entry point for ``bgnet eval`` in the repository (code in bgnet.cli.eval)."""
 
 import sys
 
 from bgnet.cli.eval import main
 
-sys.exit(main())
+sys.exit(main(prog="python -m eval"))

@@ -1,9 +1,58 @@
-"""Suite-wide settings: caches (the bear-off database) go to a temporary folder, never the user's home."""
+"""Suite-wide settings and shared fixtures: caches (weights, the bear-off database) go to a temporary folder, never
+the user's home."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 
+import pytest
+
 # Set at import, before any test or subprocess runs, so that CLI subprocesses inherit it too.
-os.environ.setdefault("BGNET_CACHE_DIR", tempfile.mkdtemp(prefix="bgnet-test-cache-"))
+os.environ.setdefault("BGNET_CACHE", tempfile.mkdtemp(prefix="bgnet-test-cache-"))
+
+
+@pytest.fixture(scope="session")
+def net():
+    """The shipped net's 0-ply ``boards -> probs`` function (the rollout and labelling tests' evaluator)."""
+    from bgnet.play.agents import load_agent
+
+    return load_agent("default", ply=0).probs_fn
+
+
+@pytest.fixture(scope="session")
+def exact():
+    """The bear-off database as an evaluator: exact chances for pure bear-offs (every board asked must be one)."""
+    import numpy as np
+
+    bearoff = pytest.importorskip("bgnet.nets.bearoff")
+
+    def probs_fn(boards: np.ndarray) -> np.ndarray:
+        mask, probs = bearoff.exact_probs(boards)
+        assert np.asarray(mask).all(), "the exact evaluator was asked about a board that is not a pure bear-off"
+        return np.asarray(probs, np.float32)
+    return probs_fn
+
+
+@pytest.fixture(scope="session")
+def game_boards():
+    """``game_boards(n, seed)``: n boards (N, 26) int8 from random games (contact, races, bars, bear-offs), each the
+    afterstate of a random legal play seen from the side that played it."""
+    import numpy as np
+
+    from bgnet.core.movegen import generate_plays
+    from bgnet.core.position import Position
+
+    def make(n: int, seed: int) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        start = np.array(Position.start().board, np.int8)
+        b, out = start, []
+        while len(out) < n:
+            after, _s, _n, off = generate_plays(b[None, :], rng.integers(1, 7, (1, 2)).astype(np.int8))
+            a = after[rng.integers(off[1])]
+            out.append(a.copy())
+            b = -a[::-1].copy()
+            if (b > 0).sum() == 0 or (b < 0).sum() == 0:
+                b = start
+        return np.array(out)
+    return make

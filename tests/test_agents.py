@@ -42,6 +42,40 @@ def test_bad_specs(spec: str) -> None:
         load_agent(spec)
 
 
+def test_a_new_kind_of_player_is_one_registration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``register_agent_kind`` adds a kind that ``load_agent`` tries before the checkpoint path, with the spec's
+    ply and seed; a name no kind takes lists every kind in one sentence."""
+    from bgnet.play import agents
+
+    monkeypatch.setattr(agents, "AGENT_KINDS", list(agents.AGENT_KINDS))
+    made: list[agents.AgentSpec] = []
+    agents.register_agent_kind(agents.AgentKind("echo", lambda name: name == "echo",
+                                                lambda spec: made.append(spec) or RandomAgent(spec.seed)))
+    agent = load_agent("echo@2", seed=7)
+    assert isinstance(agent, RandomAgent) and agent.seed == 7
+    assert made == [agents.AgentSpec(text="echo@2", name="echo", ply=2, seed=7)]
+    assert agents.AGENT_KINDS[-1].label == "an existing checkpoint file"
+    listed = "is not random, pubeval, gnubg, default, netset:PATH, echo or an existing checkpoint file"
+    with pytest.raises(AgentSpecError, match=listed):
+        load_agent("nosuchbot")
+
+
+def test_a_netset_spec_is_the_checkpoints_nets_by_kind() -> None:
+    """``netset:PATH[@ply]`` plays the torch NetSet of a checkpoint (the released net: one contact net), with the
+    bear-off database unless ``netset-no-bearoff:``; at 0-ply it picks the plays ``NeuralAgent`` picks."""
+    from bgnet.play.netset_agent import NetSetAgent
+
+    agent = load_agent(f"netset:{DEFAULT_CHECKPOINT}")
+    bare = load_agent(f"netset-no-bearoff:{DEFAULT_CHECKPOINT}@1")
+    assert isinstance(agent, NetSetAgent) and agent.netset.bearoff and agent.ply == 0
+    assert isinstance(bare, NetSetAgent) and not bare.netset.bearoff and bare.ply == 1
+    assert set(agent.netset.nets) == {"contact"}
+    neural = load_agent("default")
+    for dice in ((3, 1), (6, 6), (5, 2)):
+        assert agent.choose_move(START, dice) == neural.choose_move(START, dice)
+    assert np.allclose(list(agent.evaluate(START)), list(neural.evaluate(START)), atol=1e-5)
+
+
 def test_corrupt_checkpoint_is_a_value_error(tmp_path: Path) -> None:
     bad = tmp_path / "x.pt"
     bad.write_bytes(b"junk")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -76,6 +77,44 @@ def test_a_chunk_that_raises_once_is_retried_without_loss_or_duplicates(tmp_path
     assert got == map_chunks(LocalBackend(1), noisy_sum, chunks, shared, seed=11)
     done = sorted(int(x) for x in (tmp_path / "done.log").read_text().split())
     assert done == [0, 10, 20]  # each chunk succeeded exactly once
+
+
+def slow_after_the_first(shared: None, chunk: int, seed: int) -> tuple[int, int]:
+    """Chunk 0 at once, every later one a minute (a chunk that must not be waited for when the caller stops)."""
+    import time
+
+    if chunk > 0:
+        time.sleep(60)
+    return chunk, os.getpid()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_chunks_are_taken_lazily_from_a_generator(workers: int) -> None:
+    from itertools import count, islice
+
+    taken: list[int] = []
+
+    def endless() -> Iterator[tuple[int, int]]:
+        for k in count():
+            taken.append(k)
+            yield (k, k + 3)
+
+    shared = np.arange(100.0)
+    got = list(islice(LocalBackend(workers).imap(noisy_sum, endless(), shared, seed=3), 5))
+    assert got == map_chunks(LocalBackend(1), noisy_sum, [(k, k + 3) for k in range(5)], shared, seed=3)
+    assert len(taken) <= 5 + 2 * workers  # never more ahead than two chunks per worker
+
+
+def test_stopping_a_pool_ends_its_processes_at_once() -> None:
+    import multiprocessing as mp
+    import time
+
+    results = LocalBackend(2).imap(slow_after_the_first, range(10), None)
+    assert next(results)[0] == 0
+    assert mp.active_children()  # the pool's processes, busy with minute-long chunks
+    start = time.monotonic()
+    results.close()  # what Ctrl-C in the caller does
+    assert time.monotonic() - start < 5 and not mp.active_children()
 
 
 def test_a_chunk_that_always_fails_raises_after_its_retries(tmp_path: Path) -> None:

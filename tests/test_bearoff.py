@@ -27,7 +27,7 @@ def db() -> bo.BearoffDatabase:
 @pytest.fixture
 def empty_cache(tmp_path, monkeypatch):
     """A private, empty cache folder and a process database that forgets itself before and after."""
-    monkeypatch.setenv("BGNET_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("BGNET_CACHE", str(tmp_path))
     bo._reset_for_tests()
     yield tmp_path
     bo._reset_for_tests()

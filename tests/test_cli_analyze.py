@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,8 +28,14 @@ def test_json_and_html(tmp_path: Path) -> None:
     assert [p["name"] for p in players] == ["gnubg", "root"]
     gnubg = json.loads(MAT.with_suffix(".gnubg.json").read_text())["players"]
     assert [p["unforced_moves"] for p in players] == [int(p["unforced_moves"]) for p in gnubg]
+    assert data["unfinished_games"] == []
     for p in players:
         assert isinstance(p["checker_error_rate_memg"], float) and isinstance(p["pr"], float)
+        assert isinstance(p["luck_adjusted_result_mwc_percent"], float) and abs(p["actual_result_mwc_percent"]) == 50.0
+        for d in p["decisions"]:
+            assert [a["rank"] for a in d["alternatives"]][:2] == [1, 2][:len(d["alternatives"])]
+            assert [a["played"] for a in d["alternatives"]].count(True) == 1
+            assert {"choice", "equity", "ply"} <= set(d["alternatives"][0])
         assert p["overall_error_rate_memg"] >= 0 and "luck_rate_memg" in p and "cube_error_rate_memg" in p
         moves = [d for d in p["decisions"] if d["kind"] == "move"]
         assert len(moves) == int(gnubg[players.index(p)]["total_moves"])
@@ -36,6 +43,8 @@ def test_json_and_html(tmp_path: Path) -> None:
     marked = sum(1 for p in players for d in p["decisions"] if d["mark"])
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == marked > 0
+    assert page.count(" (played)</td>") == page.count("<tr class='played'>") == marked
+    assert "% MWC" in page and "wins 2 points" in page and "unfinished" not in page
     assert "Game 1" in page and "gnubg" in page
     try:
         import matplotlib  # noqa: F401
@@ -48,6 +57,24 @@ def test_text_output() -> None:
     r = bgnet(str(MAT), "--ply", "0")
     assert r.returncode == 0, r.stderr
     assert "Overall error rate mEMG" in r.stdout and "PR" in r.stdout
+    assert r.stdout.startswith("Analysis of a 3-point match, 2 games, at 0 ply\n\n")
+    (luck,) = [line for line in r.stdout.splitlines() if line.startswith("Luck adjusted result")]
+    assert re.fullmatch(r"Luck adjusted result\s+[+-]\d+\.\d% MWC\s+[+-]\d+\.\d% MWC", luck), luck
+
+
+def test_a_file_cut_off_in_a_game_is_analysed_with_a_warning(tmp_path: Path) -> None:
+    """Exit 0 (every move read is legal, so the analysis of them is valid), and the report says what is missing."""
+    lines = MAT.read_text().splitlines()
+    start = next(k for k, ln in enumerate(lines) if ln.strip() == "Game 2")
+    cut = tmp_path / "cut.mat"
+    cut.write_text("\n".join(lines[:start + 8]) + "\n")
+    out = tmp_path / "cut.html"
+    r = bgnet(str(cut), "--ply", "0", "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1].startswith("Warning: game 2 is unfinished"), r.stdout
+    assert "unfinished" in out.read_text()
+    j = bgnet(str(cut), "--ply", "0", "--json")
+    assert j.returncode == 0 and json.loads(j.stdout)["unfinished_games"] == [2]
 
 
 def test_bad_files_give_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -65,7 +92,9 @@ def test_bad_files_give_one_line_and_exit_2(tmp_path: Path) -> None:
     r = bgnet(str(bad), "--ply", "0", "--lenient", "--json")
     assert r.returncode == 0, r.stderr
     assert "skipped" in r.stderr and "game 1" in r.stderr
-    assert json.loads(r.stdout)["games"] == text.count("Game ") - 1
+    assert json.loads(r.stdout)["games"] == text.count("Game ") - 1 == 1
+    r = bgnet(str(bad), "--ply", "0", "--lenient")
+    assert r.returncode == 0 and r.stdout.startswith("Analysis of a 3-point match, 1 game, at 0 ply\n"), r.stdout
 
 
 @pytest.mark.parametrize("ply", ["-1", "9"])
@@ -82,7 +111,7 @@ def test_play_save_writes_a_file_analyze_reads(tmp_path: Path) -> None:
         assert r.returncode == 0, r.stderr
         if "The bot rolls" in r.stdout:
             break
-    from bgnet.io.matchfile import read_match
+    from bgnet.io.formats import read_match
 
     m = read_match(out)
     assert m.players == ("You", "bgnet") and m.match_length == 3

@@ -22,6 +22,8 @@ XGID_NO_PLAY = "XGID=aFAC--a-----a-a----cbbbbAA:0:0:1:33:4:1:1:5:8"  # the same 
 MATCH_7PT_31 = "MIHlAAAAAAAE"  # 7-point match 0-0, player 0 rolled 3-1
 CRAWFORD_MATCH = "8AmgAEAAEAAE"  # 5-point match 4-2, Crawford game, player 1 to roll
 PROB_KEYS = {"win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"}
+ONE_LINE_ERROR = re.compile(r"^bgnet( [a-z]+)?: error: [^\n]+$")
+"""A usage or library error: one line naming the command (and subcommand, for a usage error of one)."""
 
 
 def bgnet(*args: str) -> subprocess.CompletedProcess[str]:
@@ -38,10 +40,10 @@ def ok_json(*args: str) -> dict:
 
 
 def hint_lines(stdout: str) -> list[tuple[int, int, str, float]]:
-    """(rank, ply, notation, equity) of each ranked line of a text move hint."""
+    """(rank, ply, notation, equity) of each ranked line of a text move hint (cubeful or cubeless)."""
     found = []
     for line in stdout.splitlines():
-        m = re.match(r"\s*(\d+)\. Cubeless (\d)-ply\s+(.*?)\s+Eq\.: ([+-]\d\.\d{3})", line)
+        m = re.match(r"\s*(\d+)\. Cube(?:ful|less) (\d)-ply\s+(.*?)\s+Eq\.: ([+-]\d\.\d{3})", line)
         if m:
             found.append((int(m.group(1)), int(m.group(2)), m.group(3), float(m.group(4))))
     return found
@@ -60,14 +62,16 @@ def test_hint_text_lists_every_play_ranked() -> None:
 
 
 def test_hint_json_matches_the_library() -> None:
-    out = ok_json("hint", START_ID, "3-1", "--top", "4", "--ply", "0")
+    out = ok_json("hint", START_ID, "3-1", "--top", "4", "--ply", "0", "--cubeless")
     assert out["dice"] == [3, 1] and out["ply"] == 0 and out["match"] is None and out["legal_plays"] == 16
     moves = out["moves"]
     assert len(moves) == 4
-    by_text = {m.text: m.after.position_id() for m in legal_moves(Position.start(), (3, 1))}
+    by_text = {m.text: m.after for m in legal_moves(Position.start(), (3, 1))}
     for m in moves:
         assert PROB_KEYS == set(m["probs"])
-        assert by_text[m["move"]] == m["position_id"]
+        assert by_text[m["move"]].position_id() == m["position_id"]
+        # What GNU Backgammon shows after the play: the opponent on roll.
+        assert by_text[m["move"]].swap_sides().position_id() == m["position_id_opponent_on_roll"]
         p = m["probs"]
         money = 2 * p["win"] - 1 + p["win_gammon"] - p["lose_gammon"] + p["win_backgammon"] - p["lose_backgammon"]
         assert m["equity"] == pytest.approx(money, abs=1e-6)
@@ -92,10 +96,44 @@ def test_xgid_gives_position_dice_and_score() -> None:
     out = ok_json("hint", XGID_7PT_64)
     assert out["dice"] == [6, 4]
     assert out["match"]["match_length"] == 7 and out["match"]["score_me"] == 0
-    assert out["equity"] == "cubeless normalised at the match score"
+    assert out["equity"] == "cubeful normalised at the match score"  # cubeful by default, as gnubg and XG
     assert all(0.0 <= m["mwc"] <= 1.0 for m in out["moves"])
-    # Explicit dice win over the XGID's.
-    assert ok_json("hint", XGID_7PT_64, "21")["dice"] == [2, 1]
+    assert ok_json("hint", XGID_7PT_64, "--cubeless")["equity"] == "cubeless normalised at the match score"
+    # The same roll given again is fine, in either order; another roll contradicts the XGID.
+    assert ok_json("hint", XGID_7PT_64, "46")["dice"] == ok_json("hint", XGID_7PT_64, "6-4")["dice"] == [6, 4]
+    res = bgnet("hint", XGID_7PT_64, "21")
+    assert res.returncode == 2 and res.stderr == ("bgnet: error: the dice 2-1 contradict the dice 6-4 the ID already "
+                                                  "holds: give the roll once (or the same roll)\n")
+
+
+def test_dice_are_printed_high_die_first() -> None:
+    res = bgnet("hint", START_ID, "13", "--ply", "0", "--top", "1")
+    assert res.returncode == 0 and "dice 3-1," in res.stdout and "1-3" not in res.stdout
+    assert ok_json("hint", START_ID, "1-3", "--ply", "0", "--top", "1")["dice"] == [3, 1]
+
+
+def test_hints_are_cubeful_by_default_and_cubeless_on_request() -> None:
+    default = bgnet("hint", START_ID, "31", "--ply", "0", "--top", "2")
+    assert default.returncode == 0, default.stderr
+    assert "cubeful 0-ply" in default.stdout and [r for r, *_ in hint_lines(default.stdout)] == [1, 2]
+    cubeful = ok_json("hint", START_ID, "31", "--ply", "0", "--top", "2")
+    cubeless = ok_json("hint", START_ID, "31", "--ply", "0", "--top", "2", "--cubeless")
+    assert (cubeful["equity"], cubeless["equity"]) == ("cubeful money", "cubeless money")
+    top = cubeless["moves"][0]
+    assert top["equity"] == top["cubeless_equity"] and cubeful["moves"][0]["equity"] != top["equity"]
+    res = bgnet("hint", START_ID, "31", "--cubeful", "--cubeless")
+    assert res.returncode == 2 and "not allowed with" in res.stderr
+
+
+def test_named_models_and_a_model_with_its_depth() -> None:
+    named = ok_json("hint", START_ID, "31", "--model", "default", "--ply", "0", "--top", "3")
+    plain = ok_json("hint", START_ID, "31", "--ply", "0", "--top", "3")
+    assert named["moves"] == plain["moves"]
+    assert ok_json("hint", START_ID, "31", "--model", "default@1", "--top", "1")["ply"] == 1
+    for args, words in [(("--model", "pubeval"), "gives no probabilities"),
+                        (("--model", "default@1", "--ply", "0"), "contradicts the depth")]:
+        res = bgnet("hint", START_ID, "31", *args)
+        assert res.returncode == 2 and words in res.stderr, res.stderr
 
 
 def test_cubeful_hint() -> None:
@@ -196,8 +234,7 @@ def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...]) -> None:
     res = bgnet(*args)
     assert res.returncode == 2, res.stdout
     assert "Traceback" not in res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("bgnet: error: "), res.stderr
+    assert ONE_LINE_ERROR.match(res.stderr.strip()), res.stderr
     assert res.stdout == ""
 
 
@@ -206,3 +243,23 @@ def test_corrupt_model_is_one_line(tmp_path: Path) -> None:
     bad.write_bytes(b"not a checkpoint")
     res = bgnet("cube", START_ID, "--model", str(bad))
     assert res.returncode == 2 and res.stderr.startswith("bgnet: error: checkpoint") and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("args, prefix", [
+    (("play", "--seed", "-1"), "bgnet: error: --seed must be a whole number of at least 0, got -1"),
+    (("rollout", START_ID, "31", "--seed", "-1"), "bgnet: error: --seed must be a whole number of at least 0"),
+    (("eval", "random", "pubeval", "--seed", "-1"), "bgnet eval: error: argument --seed: seed '-1' must not be"),
+    (("train", "--config", "quick", "--seed=-1"), "bgnet train: error: seed must not be negative, got -1"),
+])
+def test_a_negative_seed_is_refused_by_every_command_that_takes_one(args: tuple[str, ...], prefix: str) -> None:
+    res = bgnet(*args)
+    assert res.returncode == 2 and res.stdout == "" and res.stderr.startswith(prefix), res.stderr
+    assert res.stderr.count("\n") == 1
+
+
+def test_help_of_ply_says_which_depths_work() -> None:
+    from bgnet.play.search import MAX_PLY
+
+    for command in ("hint", "cube"):
+        text = " ".join(bgnet(command, "--help").stdout.split())
+        assert f"search depth from 0 (the net alone, fastest) to {MAX_PLY}" in text, text

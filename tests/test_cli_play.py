@@ -7,6 +7,7 @@ import io
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from bgnet import Position, legal_moves
+from bgnet.cli.play import EXIT_INPUT_ENDED
+from bgnet.io.formats import read_match
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "> "
@@ -219,15 +222,29 @@ def test_taken_double_gives_the_player_the_cube() -> None:
     assert re.search(r"(You win|The bot wins) (2|4|6) points", text)  # the game is played for the 2-cube
 
 
-def test_quit_and_end_of_input() -> None:
+def test_quit_and_end_of_input(tmp_path: Path) -> None:
     d = Driver("--seed", "1")
     assert d.read_prompt() is not None
     d.send("quit")
     assert d.read_prompt() is None and d.finish() == 0
     assert "Goodbye." in d.transcript
-    res = subprocess.run([sys.executable, "-m", "bgnet", "play", "--seed", "1"], input="", capture_output=True,
-                         text=True, cwd=ROOT, timeout=300)
-    assert res.returncode == 0 and "Goodbye." in res.stdout and res.stderr == ""
+    # The installed command with its input closed: one sentence, the games so far saved, exit 1.
+    bgnet = shutil.which("bgnet", path=str(Path(sys.executable).parent)) or shutil.which("bgnet")
+    assert bgnet is not None, "the bgnet command is not installed"
+    for seed in range(1, 20):  # a seed where the bot opens, so that the saved game holds its play
+        saved = tmp_path / f"game{seed}.mat"
+        res = subprocess.run([bgnet, "play", "--seed", str(seed), "--length", "3", "--save", str(saved)],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert res.returncode == EXIT_INPUT_ENDED == 1 and "Goodbye." not in res.stdout
+        assert res.stderr == f"bgnet play: the input ended before the game did, so it is left unfinished " \
+                             f"(the games so far are saved to {saved}).\n"
+        if "The bot rolls" in res.stdout:
+            break
+    (game,) = read_match(saved).games
+    assert game.winner is None and [a.player for a in game.actions] == [1]
+    res = subprocess.run([bgnet, "play", "--seed", "1"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert res.returncode == 1 and res.stderr.count("\n") == 1 and "input ended" in res.stderr
 
 
 @pytest.mark.parametrize("args", [("--ply", "7"), ("--length", "-1"), ("--model", "no/such/file.pt"), ("--seed", "x")])
@@ -236,7 +253,7 @@ def test_bad_options(args: tuple[str, ...]) -> None:
                          cwd=ROOT, timeout=300)
     assert res.returncode == 2 and res.stdout == ""
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("bgnet: error: ")
+    assert len(lines) == 1 and lines[0].startswith(("bgnet: error: ", "bgnet play: error: "))
 
 
 # -- issue 11: beavers, raccoons, dead cubes and the money/match rule options ----------------------
@@ -335,3 +352,12 @@ def test_rule_options_reach_the_game() -> None:
     args = build_parser().parse_args(["play", "--beavers", "--raccoons", "--no-jacoby"])
     assert (args.beavers, args.raccoons, args.jacoby, args.holland) == (True, True, False, False)
     assert build_parser().parse_args(["play", "--length", "5", "--holland"]).holland
+
+
+def test_the_opening_roll_shows_every_tie_and_keeps_its_seeded_dice() -> None:
+    # Seed 5 ties 5-5, then the bot's 5 beats the player's 1: the bot opens with 5-1 (as before roll_opening).
+    text = session(StubBot("take"), 0, 5, double=False, take=True)
+    assert re.findall(r"Opening roll: .*", text)[:2] == ["Opening roll: you 5, the bot 5.",
+                                                          "Opening roll: you 1, the bot 5."]
+    first = re.search(r"The bot rolls (\d-\d)|You roll (\d-\d)", text)
+    assert first is not None and first.group(1) == "5-1"

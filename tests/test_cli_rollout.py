@@ -1,12 +1,16 @@
-"""``bgnet rollout`` through a subprocess: text, JSON, cube rollouts, reproducibility and one-line errors."""
+"""``bgnet rollout`` through a subprocess: text, JSON in the hint's vocabulary, cube rollouts, reproducibility,
+one-line errors, and a rollout of a trillion trials that keeps its memory flat and stops on Ctrl-C with its partial
+result."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,16 +34,38 @@ def test_rollout_of_given_plays_as_json_is_reproducible() -> None:
     res = bgnet(*args)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    assert [c["label"] for c in out["candidates"]] == ["8/5 6/5", "24/23 13/10"]
-    for c in out["candidates"]:
-        assert c["trials"] == 72 and c["equity_stderr"] > 0
-        lo, hi = c["equity_interval95"]
-        assert lo < c["equity"] < hi
-        p = c["probs"]
+    assert [m["move"] for m in out["moves"]] == ["8/5 6/5", "24/23 13/10"]
+    for m in out["moves"]:
+        assert m["trials"] == 72 and m["equity_stderr"] > 0
+        lo, hi = m["equity_interval95"]
+        assert lo < m["equity"] < hi and m["equity"] == m["cubeless_equity"]
+        p = m["probs"]
         assert 0 <= p["win_backgammon"] <= p["win_gammon"] <= p["win"] <= 1
+    best = max(out["moves"], key=lambda m: m["equity"])
+    assert best["rank"] == 1 and best["diff"] == 0.0 and all(m["diff"] <= 0 for m in out["moves"])
     assert out["seed"] == 5 and out["trials_done"] == 72 and out["settings"]["truncate"] == 4
+    assert out["partial"] is False and "candidates" not in out
     again = json.loads(bgnet(*args).stdout)
-    assert [c["equity"] for c in again["candidates"]] == [c["equity"] for c in out["candidates"]]
+    assert [m["equity"] for m in again["moves"]] == [m["equity"] for m in out["moves"]]
+
+
+def test_hint_and_rollout_json_share_one_vocabulary() -> None:
+    hint = json.loads(bgnet("hint", START_ID, "31", "--ply", "0", "--json").stdout)
+    roll = json.loads(bgnet("rollout", START_ID, "31", "--plays", "8/5 6/5", "24/23 13/10", "--trials", "36",
+                            "--truncate", "1", "--json").stdout)
+    shared = {"position_id", "dice", "match", "equity", "moves"}
+    assert shared <= set(hint) and shared <= set(roll)
+    assert hint["position_id"] == roll["position_id"] and hint["dice"] == roll["dice"] == [3, 1]
+    assert isinstance(hint["equity"], str) and roll["equity"] in ("cubeless money", "cubeful money")  # the kind
+    assert all(d["match"] is None or {"match_length", "cube_value", "cube_owner"} <= set(d["match"])
+               for d in (hint, roll))
+    row_keys = {"rank", "move", "position_id", "equity", "diff", "probs", "mwc", "cubeless_equity"}
+    by_move = {m["move"]: m for m in hint["moves"]}
+    for m in roll["moves"]:
+        h = by_move[m["move"]]  # the same play, by the same name
+        assert row_keys <= set(m) and row_keys <= set(h)
+        assert m["position_id"] == h["position_id"] and set(m["probs"]) == set(h["probs"])
+        assert all(type(m[k]) is type(h[k]) for k in row_keys - {"mwc"})
 
 
 def test_rollout_text_in_gnubg_style_with_cubeful_equities() -> None:
@@ -58,13 +84,14 @@ def test_cube_rollout_without_dice() -> None:
     res = bgnet("rollout", MIDGAME_ID, "--trials", "36", "--truncate", "2", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
-    assert out["dice"] is None
-    assert [c["label"] for c in out["candidates"]] == ["No double", "Double, take"]
-    assert all(c["cubeful_equity"] is not None for c in out["candidates"])
-    assert out["cube"]["proper_cube_action"] and out["cube"]["method"] == "cubeful trials"
-    nd, dt = (c["cubeful_equity"] for c in out["candidates"])
-    assert out["cube"]["equity_no_double"] == nd and out["cube"]["equity_double_take"] == dt
-    assert out["cube"]["equity_double_pass"] == 1.0
+    assert out["dice"] is None and "moves" not in out
+    assert [line["action"] for line in out["lines"]] == ["no double", "double, take"]
+    decision = out["decision"]
+    assert decision["proper_cube_action"] and decision["method"] == "cubeful trials"
+    assert out["action"] == decision["action"] and out["equity"] == "cubeful money"
+    nd, dt = (line["equity"] for line in out["lines"])
+    assert decision["equity_no_double"] == nd and decision["equity_double_take"] == dt
+    assert decision["equity_double_pass"] == 1.0
 
 
 def test_bad_input_is_one_line_and_exit_status_2() -> None:
@@ -79,37 +106,81 @@ def test_bad_input_is_one_line_and_exit_status_2() -> None:
         assert res.stderr.startswith("bgnet: error:")
 
 
-def test_ctrl_c_prints_the_trials_done_so_far() -> None:
-    import signal
-    import time
+TRILLION = "1000000000000"
 
+
+@pytest.fixture(scope="module")
+def env() -> dict[str, str]:
+    """The subprocess environment, after a short rollout has filled numba's and the net's caches (so that the
+    timed runs below spend their seconds in trials, not in a first compilation)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                OPENBLAS_NUM_THREADS="1")
-    command = [sys.executable, "-m", "bgnet", "rollout", START_ID, "31", "--plays", "8/5 6/5",
-               "--chunk-size", "36", "--truncate", "2", "--json"]
-    # A short run first fills numba's and the net's caches, so that the interrupt below lands in the trials,
-    # not in a first compilation (which a fresh checkout would spend its first seconds on).
-    subprocess.run([*command, "--trials", "36"], capture_output=True, cwd=ROOT, env=env, timeout=300, check=True)
-    # Far more trials than any machine finishes in the waits below (a fast machine did 50,000 in under 4 s),
-    # so the interrupt always lands mid-run.
-    trials = 20_000_000
-    out = err = ""
-    for wait in (4.0, 8.0, 16.0):  # a loaded machine may need longer to reach the first finished chunk
-        # A shell that starts its jobs in the background (``nohup bash .ci/run &``) passes SIGINT on as ignored,
-        # and Python then never installs its handler: give the child the default disposition back.
-        proc = subprocess.Popen([*command, "--trials", str(trials)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, cwd=ROOT, env=env,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        time.sleep(wait)
+    subprocess.run([sys.executable, "-m", "bgnet", "rollout", START_ID, "31", "--trials", "36", "--truncate", "2"],
+                   capture_output=True, cwd=ROOT, env=env, timeout=300, check=True)
+    return env
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory in MB (Linux /proc)."""
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmRSS")).split()[1]) / 1024
+
+
+def interrupted_rollout(env: dict[str, str], watch_s: float, *args: str) -> tuple[str, float, list[float], int]:
+    """Start a rollout of a trillion trials, read its memory every 0.5 s for ``watch_s`` seconds, send SIGINT;
+    its stdout, the seconds it took to exit after SIGINT, the memory readings and its exit status."""
+    # A shell that starts its jobs in the background (``nohup bash .ci/run &``) passes SIGINT on as ignored,
+    # and Python then never installs its handler: give the child the default disposition back.
+    proc = subprocess.Popen([sys.executable, "-m", "bgnet", "rollout", START_ID, "31", "--trials", TRILLION, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        readings = []
+        for _ in range(int(watch_s / 0.5)):
+            time.sleep(0.5)
+            readings.append(rss_mb(proc.pid))
+        sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        try:
-            out, err = proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()  # never leave a 20-million-trial rollout running behind a failed test
-            raise
-        if out.strip():
-            break
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()  # never leave a trillion-trial rollout running behind a failed test
+    print(f"exit {proc.returncode} {took:.2f} s after SIGINT; memory {min(readings):.0f}..{max(readings):.0f} MB")
     assert proc.returncode == 130, err
+    return out, took, readings, proc.returncode
+
+
+def test_a_trillion_trials_keep_memory_flat_and_ctrl_c_prints_the_partial_result(env: dict[str, str]) -> None:
+    out, took, readings, _rc = interrupted_rollout(env, 10.0)
+    assert max(readings) < 1024, readings  # the whole plan up front grew by about 0.5 GB a second
+    assert max(readings[len(readings) // 2:]) - readings[len(readings) // 2] < 100, readings  # flat while it runs
+    assert took < 2.0  # within a second, with slack for a loaded machine
+    done = re.search(r"^Partial rollout: stopped after ([\d,]+) of 1,000,000,000,000 trials$", out, re.M)
+    assert done and int(done.group(1).replace(",", "")) > 0, out
+    assert f"{done.group(1).replace(',', '')} games (stopped early)" in out
+    assert re.search(r"^1\. \S", out, re.M) and "95% interval" in out
+
+
+def test_ctrl_c_on_threads_gives_partial_json(env: dict[str, str]) -> None:
+    out, took, readings, _rc = interrupted_rollout(env, 5.0, "--workers", "2", "--json")
+    assert max(readings) < 1024 and took < 2.0, (readings, took)
     res = json.loads(out)
-    assert res["interrupted"] is True and 0 < res["trials_done"] < trials and res["trials_done"] % 36 == 0
-    assert res["candidates"][0]["trials"] == res["trials_done"]
+    assert res["partial"] is True and 0 < res["trials_done"] < int(TRILLION)
+    assert res["trials_requested"] == int(TRILLION) and res["trials_done"] % 36 == 0
+    assert all(m["trials"] == res["trials_done"] for m in res["moves"])
+
+
+def test_backend_flags_are_the_shared_ones(capsys) -> None:
+    from bgnet.cli.parser import Parser
+    from bgnet.cli.rollout import add_rollout_arguments
+
+    parser = Parser(prog="bgnet rollout")
+    add_rollout_arguments(parser)
+    args = parser.parse_args([START_ID, "31", "--backend", "ray", "--ray-address", "auto", "--workers", "3"])
+    assert (args.backend, args.ray_address, args.workers) == ("ray", "auto", 3)
+    assert parser.parse_args([START_ID]).backend == "local"
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args([START_ID, "31", "--backend", "slurm"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and "invalid choice: 'slurm'" in err

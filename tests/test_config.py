@@ -99,3 +99,29 @@ def test_a_rounds_run_takes_its_settings_from_a_config_and_flags_override_them(
     bad = _write(tmp_path / "bad.toml", "rounds = 2\ngames = 5\n")
     assert cli.main(["--config", str(bad), "--init", "a.pt", "--out", str(tmp_path)]) == 2
     assert "unknown settings: games" in capsys.readouterr().err
+
+
+def test_config_takes_a_bundled_config_by_name_or_a_file(tmp_path: Path) -> None:
+    """``--config quick`` and ``--config release/08_ply2`` are configs/*.toml by name; a file is itself."""
+    from bgnet.trainer.config import config_path, read_config_file
+
+    assert config_path("quick") == CONFIG_DIR / "quick.toml"
+    assert config_path("release/01_td_v1") == CONFIG_DIR / "release" / "01_td_v1.toml"
+    assert build_config("quick") == build_config(str(CONFIG_DIR / "quick.toml"))
+    assert read_config_file("release/08_ply2") == read_config_file(CONFIG_DIR / "release" / "08_ply2.toml")
+    mine = _write(tmp_path / "quick", 'games = 77\n')  # a file of that name wins over the bundled config
+    assert build_config(str(mine)).games == 77
+    with pytest.raises(ConfigError, match="'nope' is neither a file nor a bundled config .*default, gpu, quick"):
+        build_config("nope")
+
+
+def test_a_negative_seed_is_refused() -> None:
+    with pytest.raises(ConfigError, match="seed must not be negative, got -1"):
+        build_config("quick", {"seed": "-1"})
+
+
+def test_the_bundled_configs_come_from_the_checkout_here_and_from_the_package_in_a_wheel() -> None:
+    from bgnet.core import resources
+
+    assert resources.config_dir() == resources.REPOSITORY_CONFIGS == CONFIG_DIR
+    assert resources.PACKAGED_CONFIGS == resources.DATA_DIR / "configs"

@@ -508,3 +508,32 @@ def test_cube_efficiencies_of_a_batch_are_those_of_each_position() -> None:
     positions = [Position(row.tolist()) for row in arr]
     assert cube_efficiencies(arr).tolist() == [cube_efficiency(p) for p in positions]
     assert {position_kind(p) for p in positions} == {"contact", "race", "bear-off"}
+
+
+# -- the cube rules: the decision follows the state's rule set ----------------------------------------------------
+
+
+@pytest.mark.parametrize("jacoby", [False, True])
+@pytest.mark.parametrize("owner", ["centred", "me", "opponent"])
+def test_the_decisions_gammon_count_agrees_with_the_state(jacoby: bool, owner: str) -> None:
+    probs = Probs(0.6, 0.3, 0.02, 0.05, 0.0)
+    cube = 1 if owner == "centred" else 2
+    state = MatchState(cube_value=cube, cube_owner=owner, jacoby=jacoby)  # type: ignore[arg-type]
+    d = cube_decision(probs, state)
+    expected = probs.equity() if state.gammons_count else 2 * probs.win - 1
+    assert d.cubeless_equity == pytest.approx(expected)
+
+
+def test_the_beaver_answer_follows_the_cube_limit() -> None:
+    from bgnet.cube.match import CubeRules
+
+    for max_cube in (0, 2, 4, 8):
+        rules = CubeRules(beavers=True, max_cube=max_cube)
+        d = cube_decision(gammonless(0.35), MatchState(rules=rules))
+        assert (d.response == "beaver") == rules.may_beaver(1), max_cube
+        assert d.response in ("beaver", "take")
+
+
+def test_to_dict_gives_the_state_flat() -> None:
+    data = cube_decision(gammonless(0.6), MatchState(jacoby=True, beavers=True)).to_dict()
+    assert data["state"] == MatchState(jacoby=True, beavers=True).to_dict() and data["state"]["jacoby"] is True

@@ -1,8 +1,14 @@
 """Input features: each family checked on hand-made positions."""
 
 import numpy as np
+import pytest
 
-from bgnet.features.encoding import NUM_FEATURES, RAW_PER_SIDE, encode, race_flags
+from bgnet.core.race import race_flags
+from bgnet.features.common import SCRATCH_SHAPE
+from bgnet.features.registry import (FEATURE_SETS, FEATURE_VERSION, FEATURE_VERSIONS, FeatureVersionError, encode,
+                                     feature_set, num_features)
+from bgnet.features.v1 import RAW_PER_SIDE
+from bgnet.features.v1 import WIDTH as NUM_FEATURES
 from bgnet.core.position import Position
 
 START = Position.start()
@@ -70,3 +76,32 @@ def test_swapped_board_swaps_families():
     x, y = feats(pos), feats(pos.swap_sides())
     assert np.array_equal(x[:RAW_PER_SIDE], y[RAW_PER_SIDE:RAW])
     assert np.array_equal(x[RAW + 4:RAW + 11], y[RAW + 11:RAW + 18])
+
+
+# -- the registry of feature sets ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", FEATURE_VERSIONS)
+def test_each_registered_set_encodes_through_the_registry(version: int, game_boards) -> None:
+    """The batch encoders (numba's side of the registry, serial and threaded) give each set's own row kernel."""
+    fs = feature_set(version)
+    boards = game_boards(300, seed=version)
+    expected = np.zeros((len(boards), fs.width), np.float32)
+    scratch = np.zeros(SCRATCH_SHAPE, np.int64)
+    for i, b in enumerate(boards):
+        fs.encode_row(b, expected[i], scratch)
+    assert fs.width == num_features(version) and np.array_equal(encode(boards, version=version), expected)
+    many = np.tile(boards, (15, 1))  # at least 4096 boards: the threaded encoder
+    assert np.array_equal(encode(many, threads=2, version=version), np.tile(expected, (15, 1)))
+
+
+def test_registry_versions_and_torch_encoders() -> None:
+    from bgnet.features.encoding_torch import encode_torch
+
+    assert FEATURE_VERSIONS == tuple(sorted(FEATURE_SETS)) == (1, 2) and FEATURE_VERSION == 2
+    assert feature_set(1).has_torch_encoder and feature_set(1).torch_encode_fn() is encode_torch
+    assert not feature_set(2).has_torch_encoder
+    with pytest.raises(FeatureVersionError, match="no torch encoder"):
+        feature_set(2).torch_encode_fn()
+    with pytest.raises(FeatureVersionError, match="feature version 9 is not one of"):
+        encode(np.array([START.board], np.int8), version=9)

@@ -3,7 +3,9 @@
 import numpy as np
 import torch
 
-from bgnet.features.encoding import encode
+from bgnet.core.race import race_flags
+from bgnet.features.registry import encode
+from bgnet.features.v1 import RAW_PER_SIDE
 from bgnet.features.encoding_torch import encode_torch
 from bgnet.core.movegen import generate_afterstates
 from bgnet.core.position import Position
@@ -28,3 +30,23 @@ def test_same_features_as_numba_on_many_positions():
     got = encode_torch(torch.from_numpy(b)).numpy()
     assert got.shape == expected.shape
     assert np.allclose(got, expected, atol=1e-6), np.argwhere(~np.isclose(got, expected, atol=1e-6))[:5]
+
+
+def test_race_flag_is_the_twin_of_the_rule() -> None:
+    """The torch encoder's race input equals ``bgnet.core.race`` on many random boards, bars and bear-offs included."""
+    rng = np.random.default_rng(7)
+    boards = []
+    for _ in range(4000):
+        mine, theirs = rng.multinomial(15, rng.dirichlet(np.ones(26))), rng.multinomial(15, rng.dirichlet(np.ones(26)))
+        b = np.zeros(26, np.int64)
+        b[1:26] = mine[1:26]  # my points 1..24 and my bar; mine[0] are borne off
+        b[0] = -theirs[25]  # his bar
+        for p in range(1, 25):  # his checkers on my points where mine are not
+            if b[p] == 0:
+                b[p] = -theirs[25 - p]
+        boards.append(b)
+    b = np.array(boards, np.int8)
+    flags = race_flags(b)
+    assert 0 < flags.sum() < len(flags)
+    got = encode_torch(torch.from_numpy(b)).numpy()[:, 2 * RAW_PER_SIDE]
+    assert np.array_equal(got == 1.0, flags)

@@ -52,3 +52,35 @@ def test_a_bad_position_is_caught_as_a_bgnet_error() -> None:
         bgnet.Position.from_position_id("not an id")
     with pytest.raises(BgnetError):
         bgnet.legal_moves(bgnet.Position.start(), "77")
+
+
+PLAIN = ("ValueError", "RuntimeError", "TypeError")
+"""Built-in errors the library must not raise on purpose: a caller could not tell bad input from a bug."""
+INTERNAL = {("bgnet/core/_movegen_kernels.py", "RuntimeError")}
+"""A plain raise that marks a bug, not bad input: the numba kernel's internal table overflowing."""
+
+
+def _plain_raises() -> list[str]:
+    """``path:line: Name`` for every ``raise ValueError(...)`` (or RuntimeError, TypeError) under bgnet/."""
+    out = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = str(path.relative_to(ROOT.parent))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(exc, ast.Name) and exc.id in PLAIN and (rel, exc.id) not in INTERNAL:
+                    out.append(f"{rel}:{node.lineno}: {exc.id}")
+    return out
+
+
+def test_the_raise_scan_sees_a_plain_raise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "bgnet").mkdir()
+    source = "def f(x):\n    if x:\n        raise ValueError('bad')\n    raise SearchError('ok')\n"
+    (tmp_path / "bgnet" / "m.py").write_text(source)
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path / "bgnet")
+    assert _plain_raises() == ["bgnet/m.py:3: ValueError"]
+
+
+def test_the_library_raises_no_plain_value_runtime_or_type_error() -> None:
+    """Bad input gets a BgnetError subclass (one sentence, exit status 2, HTTP 4xx); anything else is a bug."""
+    assert _plain_raises() == []

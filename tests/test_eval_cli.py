@@ -64,6 +64,60 @@ def test_bad_input_is_one_sentence_and_exit_code_2(argv: list[str], words: str,
     assert words in err and "\n" not in err and "Traceback" not in err
 
 
+def test_a_usage_error_names_the_command_and_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["random", "random", "--games", "0"]) == 2
+    assert capsys.readouterr().err == ("bgnet eval: error: argument --games: '0' must be at least 2 "
+                                       "(see 'bgnet eval --help')\n")
+    assert main(["random", "random", "--games", "0"], prog="python -m eval") == 2  # the repository's entry point
+    assert capsys.readouterr().err.startswith("python -m eval: error: argument --games:")
+
+
+def test_an_odd_number_of_games_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Games come in pairs on the same dice: 3 games cannot be played as asked."""
+    for argv in (["random", "random", "--games", "3"], ["tournament", "random", "pubeval", "--games", "5"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "is odd, but games come in pairs" in err and err.count("\n") == 1
+
+
+def test_too_few_games_say_so_instead_of_a_zero_interval(capsys: pytest.CaptureFixture[str]) -> None:
+    """One pair gives no spread at all, and two pairs of a mirror duel agree exactly: no interval, in words."""
+    assert main(["random", "random", "--games", "2", "--quiet"]) == 0
+    one_pair = capsys.readouterr().out
+    assert "1 paired deal," in one_pair and "+-" not in one_pair and "inf" not in one_pair
+    assert one_pair.count("(too few games for an interval)") == 4
+    assert main(["random", "random", "--games", "4", "--seed", "3", "--quiet"]) == 0
+    two_pairs = capsys.readouterr().out
+    assert "win rate:        0.500 (too few games for an interval)" in two_pairs and "+- 0.000" not in two_pairs
+    assert "points per game for random: +0.250 +- 0.490 (95%)" in two_pairs  # a real spread is still shown
+
+
+def test_only_a_bgnet_error_becomes_exit_code_2(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import bgnet.cli.eval as eval_cli
+    from bgnet import CurveError
+
+    def refuse(argv: object, prog: str) -> int:
+        raise CurveError("no run\nthere")
+
+    monkeypatch.setattr(eval_cli, "cmd_duel", refuse)
+    assert main(["a", "b"]) == 2 and capsys.readouterr().err == "bgnet eval: error: no run there\n"
+
+    def broken(argv: object, prog: str) -> int:
+        raise ValueError("a bug, not bad input")
+
+    monkeypatch.setattr(eval_cli, "cmd_duel", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        main(["a", "b"])
+
+
+def test_an_unwritable_report_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "no" / "such" / "folder" / "r.json"
+    assert main(["random", "random", "--games", "2", "--quiet", "--json", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bgnet eval: error: cannot write the report to {target}") and err.count("\n") == 1
+
+
 def test_module_entry_point_exits_2_without_a_traceback() -> None:
     proc = subprocess.run([sys.executable, "-m", "eval", "nosuchbot", "random"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
@@ -150,7 +204,8 @@ def test_bgnet_eval_is_the_same_command_as_python_m_eval(tmp_path: Path) -> None
 def test_saved_games_replay_legally_with_the_duels_results(tmp_path: Path, extra: list[str], a: str, b: str,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     from bgnet.sim.recorded_games import file_name, player_names
-    from bgnet.io.matchfile import read_match, replay_match
+    from bgnet.io.formats import read_match
+    from bgnet.io.replay import replay_match
 
     folder = tmp_path / "games"
     assert main([a, b, *extra, "--quiet", "--save-games", str(folder)]) == 0

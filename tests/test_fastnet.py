@@ -1,9 +1,11 @@
 """The torch-free forward pass matches the torch net, and its weight cache is safe."""
 
 import numpy as np
+import pytest
 import torch
 
-from bgnet.nets.fastnet import NumpyNet, cache_dir, load_numpy_net
+from bgnet.core.resources import cache_dir
+from bgnet.nets.fastnet import NumpyNet, load_numpy_net
 from bgnet.nets.model import BgNet, ModelConfig, NetEvaluator, save_checkpoint
 from bgnet.core.position import Position
 
@@ -137,3 +139,28 @@ def test_a_fused_kernel_that_disagrees_is_not_used(monkeypatch):
     b = boards()
     assert np.array_equal(net.probs_of_boards(b), net.dense_probs_of_boards(b))
     assert fastnet._FUSED_CHECKED[(2, "relu")] is False
+
+
+def test_weight_cache_and_bearoff_database_share_one_cache_folder(tmp_path, monkeypatch):
+    """``$BGNET_CACHE`` (``bgnet.core.resources.cache_dir``) holds both the weight cache and the bear-off database."""
+    from bgnet.nets import bearoff
+
+    db = bearoff.database()  # the suite's copy, before the folder moves
+    monkeypatch.setenv("BGNET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("BGNET_CACHE_DIR", str(tmp_path / "old"))  # the deprecated name loses to BGNET_CACHE
+    path = tmp_path / "n.pt"
+    save_checkpoint(path, BgNet(ModelConfig(hidden=(8,))))
+    load_numpy_net(path)
+    bearoff.save(db)
+    assert sorted(p.name.startswith("bearoff-") for p in (tmp_path / "cache").iterdir()) == [False, True]
+    assert not (tmp_path / "old").exists()
+
+
+def test_cache_folder_falls_back_to_xdg_then_the_deprecated_name(tmp_path, monkeypatch):
+    monkeypatch.delenv("BGNET_CACHE", raising=False)
+    monkeypatch.delenv("BGNET_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "bgnet"
+    monkeypatch.setenv("BGNET_CACHE_DIR", str(tmp_path / "old"))
+    with pytest.warns(DeprecationWarning, match="BGNET_CACHE"):
+        assert cache_dir() == tmp_path / "old"

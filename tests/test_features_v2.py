@@ -3,8 +3,11 @@
 import numpy as np
 import pytest
 
-from bgnet.features import encoding as E
-from bgnet.features.encoding import EXPERT_PER_SIDE, NUM_FEATURES_V1, NUM_FEATURES_V2, encode, num_features
+from bgnet.features import v2 as E
+from bgnet.features.registry import FeatureVersionError, encode, num_features
+from bgnet.features.v1 import WIDTH as NUM_FEATURES_V1
+from bgnet.features.v2 import EXPERT_PER_SIDE
+from bgnet.features.v2 import WIDTH as NUM_FEATURES_V2
 from bgnet.core.position import Position
 
 NAMES = ["p1", "p2", "pip_loss", "back_escapes", "containment", "containment2", "break_contact", "back_checker",
@@ -27,7 +30,7 @@ def expert(pos: Position) -> tuple[dict[str, float], dict[str, float]]:
 
 def test_widths_and_v1_prefix():
     assert num_features(1) == NUM_FEATURES_V1 == 214 and num_features(2) == NUM_FEATURES_V2 == 214 + 2 * 16
-    with pytest.raises(ValueError, match="feature version 3"):
+    with pytest.raises(FeatureVersionError, match="feature version 3"):
         num_features(3)
     b = np.array([Position.start().board] * 2, np.int8)
     x1, x2 = encode(b), encode(b, version=2)
@@ -188,7 +191,7 @@ def test_v2_checkpoints_record_their_version_and_play(tmp_path, monkeypatch):
 
 
 def test_position_kinds():
-    from bgnet.features.encoding import position_kinds
+    from bgnet.features.kinds import position_kinds
 
     race = Position.from_points({6: 5, 5: 5}, {6: 5, 3: 5})
     # contact, and I have 10 checkers off: crashed

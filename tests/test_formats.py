@@ -27,7 +27,7 @@ from bgnet.core.formats import (
 )
 from bgnet.core.position import Position
 
-VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # a copy of ../shared
+VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # made with GNU Backgammon
 VECTORS: dict[str, Any] = json.loads(VECTORS_PATH.read_text())
 
 START_ID = "4HPwATDgc/ABMA"
@@ -76,7 +76,7 @@ def test_position_id_vectors(vec: dict[str, Any]) -> None:
 
 
 def test_position_id_orientation() -> None:
-    # FORMATS.md 1.1: the player not on roll is encoded first.
+    # docs/ARCHITECTURE.md, Formats 2: the player not on roll is encoded first.
     not_on_roll, on_roll = boards_from_position_id("4HPwATDgc/ABUA")
     assert on_roll[24] == 1 and not_on_roll[24] == 0
 
@@ -239,7 +239,7 @@ def test_match_id_writer_rejects_score_too_large() -> None:
 
 
 def _gnubg_view_of_xgid(x: XgidFields) -> MatchIdFields:
-    """What gnubg makes of an XGID (FORMATS.md 3.3): bottom = player 1, a pending double stepped back."""
+    """What gnubg makes of an XGID (docs/ARCHITECTURE.md, Formats 4): bottom = player 1, a pending double stepped back."""
     player = 1 if x.turn == 1 else 0
     money = x.match_length == 0
     return MatchIdFields(

@@ -8,6 +8,7 @@ from bgnet import Position, legal_moves
 from bgnet.play.game import (Game, GameRuleError, Match, Rules, double, may_double, new_game, play, play_game,
                         play_generated, raccoon, respond, roll, roll_and_play_generated)
 from bgnet.core.rules import Result
+from bgnet.cube.match import CubeRules, InvalidCubeRulesError
 
 MONEY = Rules()
 
@@ -99,7 +100,7 @@ def test_jacoby_rule_counts_gammons_single_only_while_the_cube_is_centred() -> N
     turned = respond(double(at_roll(jacoby, GAMMON_NEXT)), "take")
     assert finish(turned).result.points == 4  # type: ignore[union-attr]
     assert issubclass(GameRuleError, ValueError)
-    with pytest.raises(GameRuleError):
+    with pytest.raises(InvalidCubeRulesError, match="only to money play"):
         Rules(match_length=5, jacoby=True)
 
 
@@ -150,7 +151,7 @@ def test_holland_rule_blocks_the_trailer_until_both_have_rolled_twice() -> None:
         assert may_double(g) is allowed, rolls
     free = Game(Rules(match_length=5), SINGLE_NEXT, 0, "roll", rolls=(0, 1), **base)  # type: ignore[arg-type]
     assert may_double(free)
-    with pytest.raises(GameRuleError):
+    with pytest.raises(InvalidCubeRulesError, match="only to match play"):
         Rules(holland=True)  # money play has no Holland rule
 
 
@@ -276,6 +277,32 @@ def test_play_game_never_asks_the_doubler_again_before_he_rolls() -> None:
     assert end.is_over and end.cube == 8 ** len(asked_at)
 
 
+def test_play_game_shows_every_step_to_its_observer() -> None:
+    from bgnet.play.game import GameEvent
+
+    events: list[GameEvent] = []
+    rolls = iter([(6, 5), (4, 2), (5, 3), (6, 4), (2, 1)] * 400)
+    end = play_game(new_game(BEAVER_RULES, 0, (3, 1)), (Escalator(), Escalator()), lambda: next(rolls),
+                    observer=events.append)
+    assert [e.kind for e in events[:6]] == ["play", "double", "beaver", "raccoon", "roll", "play"]
+    assert [e.seat for e in events[:6]] == [0, 1, 0, 1, 1, 1]     # seat 1 doubles, 0 beavers, 1 raccoons and rolls
+    assert events[3].after.cube == 8 and events[-1].kind == "end" and events[-1].after == end
+    assert all(a.after == b.before for a, b in zip(events, events[1:]))  # no step unseen
+    assert events[-1].seat == end.result.winner  # type: ignore[union-attr]
+
+
+def test_a_beaver_the_cube_limit_forbids_is_a_take_in_play_game() -> None:
+    from bgnet.play.game import GameEvent, allowed_answer
+
+    capped = Rules(beavers=True, raccoons=True, max_cube=2)
+    assert allowed_answer(double(at_roll(capped, Position.start())), "beaver") == "take"
+    assert allowed_answer(double(at_roll(BEAVER_RULES, Position.start())), "beaver") == "beaver"
+    events: list[GameEvent] = []
+    rolls = iter([(6, 5), (4, 2), (5, 3), (6, 4), (2, 1)] * 400)
+    play_game(new_game(capped, 0, (3, 1)), (Escalator(), Escalator()), lambda: next(rolls), observer=events.append)
+    assert [e.kind for e in events[:3]] == ["play", "double", "take"]
+
+
 def test_max_cube_bounds_beavers_and_raccoons() -> None:
     from bgnet.play.game import may_beaver, may_raccoon
 
@@ -355,7 +382,7 @@ def test_play_generated_gives_the_same_game_as_play() -> None:
                 nexts.append(public)
             g = nexts[int(rng.integers(len(nexts)))]
         assert g.result is not None
-        finished.add((g.result.kind, g.cube > 1, rules.jacoby))
+        finished.add((g.result.kind, g.cube > 1, rules.cube_rules.jacoby))
     assert {k for k, _c, _j in finished} == {Result.SINGLE, Result.GAMMON, Result.BACKGAMMON}
     with pytest.raises(GameRuleError):
         play_generated(at_roll(MONEY, Position.start()), Position.start())  # not in the move phase
@@ -375,3 +402,76 @@ def test_roll_and_play_generated_is_a_roll_then_a_play(position: Position, dice:
         assert roll_and_play_generated(before, dice, turned, code) == two_steps == play(roll(before, dice), move.after)
     with pytest.raises(GameRuleError):
         roll_and_play_generated(roll(before, dice), dice, position)
+
+
+# -- the cube rules: one rule set, shared with the MatchState ---------------------------------------------------
+
+
+def test_rules_hold_one_cube_rule_set_given_by_name_or_whole() -> None:
+    by_name = Rules(jacoby=True, beavers=True, max_cube=8)
+    whole = Rules(cube_rules=CubeRules(jacoby=True, beavers=True, max_cube=8))
+    assert by_name == whole and hash(by_name) == hash(whole) and by_name.cube_rules.max_cube == 8
+    assert (by_name.jacoby, by_name.raccoons) == (True, False)          # the flat names still read the rule set
+    assert eval(repr(by_name), {"Rules": Rules, "CubeRules": CubeRules}) == by_name
+    assert Rules(match_length=5, holland=True).to_dict() == {
+        "match_length": 5, "cubeful": True, "jacoby": False, "beavers": False, "raccoons": False, "holland": True,
+        "max_cube": 0}
+
+
+def test_the_games_match_state_holds_the_games_cube_rules() -> None:
+    rules = Rules(jacoby=True, beavers=True, raccoons=True, max_cube=16)
+    g = at_roll(rules, SINGLE_NEXT, cube=2, owner=1)
+    assert g.match_state().rules is rules.cube_rules
+    assert g.match_state(1).rules is rules.cube_rules
+
+
+@pytest.mark.parametrize("flags, words", [
+    (dict(raccoons=True), "need beavers"),
+    (dict(match_length=5, beavers=True), "only to money play"),
+    (dict(holland=True), "only to match play"),
+    (dict(max_cube=-2), "non-negative"),
+    (dict(jacoby=1), "True or False"),
+    (dict(jacobi=True), "no cube rule 'jacobi'"),
+])
+def test_bad_cube_rules_raise_the_same_error_from_rules_and_match_state(flags: dict, words: str) -> None:
+    from bgnet.cube.match import MatchState
+
+    with pytest.raises(InvalidCubeRulesError, match=words) as from_rules:
+        Rules(**flags)
+    with pytest.raises(InvalidCubeRulesError, match=words) as from_state:
+        MatchState(**flags)
+    assert str(from_rules.value) == str(from_state.value)
+
+
+@pytest.mark.parametrize("jacoby", [False, True])
+@pytest.mark.parametrize("owner", [None, 0, 1])
+def test_the_games_scoring_agrees_with_gammons_count(jacoby: bool, owner: int | None) -> None:
+    # Seat 0 bears off its last checker for a gammon; the game's count must follow MatchState.gammons_count.
+    cube = 1 if owner is None else 2
+    g = at_roll(Rules(jacoby=jacoby), GAMMON_NEXT, cube=cube, owner=owner)
+    counts = g.match_state().gammons_count
+    assert counts == (not jacoby or owner is not None)
+    end = finish(g)
+    assert end.result is not None
+    assert end.result.kind == (Result.GAMMON if counts else Result.SINGLE)
+    assert end.result.points == cube * (2 if counts else 1)
+
+
+def test_beaver_and_raccoon_limits_come_from_the_cube_rules() -> None:
+    from bgnet.play.game import may_beaver, may_raccoon
+
+    for max_cube in (0, 2, 4, 8, 16):
+        rules = Rules(beavers=True, raccoons=True, max_cube=max_cube)
+        for cube, owner in ((1, None), (2, 0)):
+            start = at_roll(rules, Position.start(), cube=cube, owner=owner)
+            assert may_double(start) == rules.cube_rules.allows_cube(2 * cube)
+            if not may_double(start):
+                continue
+            doubled = double(start)
+            assert may_beaver(doubled) == rules.cube_rules.may_beaver(cube)
+            assert may_beaver(doubled) == (max_cube == 0 or 4 * cube <= max_cube)
+            if may_beaver(doubled):
+                beavered = respond(doubled, "beaver")
+                allowed = rules.cube_rules.may_raccoon(cube)
+                assert allowed == (max_cube == 0 or 8 * cube <= max_cube)
+                assert (beavered.phase == "beavered") == allowed == may_raccoon(beavered)

@@ -131,3 +131,15 @@ def test_cubeful_move_hint() -> None:
         want, _ = cubeful_after(m.probs, Position.from_position_id(m.position_id), MatchState())
         assert m.equity == pytest.approx(want)
         assert m.cubeless_equity == pytest.approx(m.probs.equity())
+
+
+def test_the_roll_is_high_die_first_and_afterstates_are_given_both_ways() -> None:
+    """GNU Backgammon prints 3-1, never 1-3, and shows the position after a play with the opponent on roll."""
+    low, high = move_hint(pip_probs, START, "13"), move_hint(pip_probs, START, (3, 1))
+    assert low.dice == high.dice == (3, 1) and "dice 3-1," in low.format()
+    assert [m.text for m in low.moves] == [m.text for m in high.moves]
+    for m in low.moves:
+        row = m.to_dict()
+        assert row["position_id"] == m.move.after.position_id()
+        assert row["position_id_opponent_on_roll"] == m.move.after.swap_sides().position_id()
+        assert Position.from_position_id(row["position_id_opponent_on_roll"]).swap_sides() == m.move.after

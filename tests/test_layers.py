@@ -169,3 +169,20 @@ def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
                    "def f():\n    from bgnet.play.agents import load_agent\n    from bgnet.core import _game_kernels\n"
                    "if __name__ == '__main__':\n    from bgnet.cli.main import main\n")
     assert _imports(src, "core.position") == {"play.agents", "core._game_kernels"}
+
+
+def test_the_architecture_document_names_every_layer() -> None:
+    text = (ROOT.parent / "docs" / "ARCHITECTURE.md").read_text()
+    for layer in bgnet.LAYERS:
+        assert f"`{layer}/`" in text, f"docs/ARCHITECTURE.md does not say what {layer}/ owns"
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    """Code, tests and docs cite the repository's own docs (docs/ARCHITECTURE.md), never the team's shared notes."""
+    outside = ("DESIGN.md", "STYLE.md", "FORMATS.md", "../shared")
+    repo = ROOT.parent
+    files = [*repo.glob("bgnet/**/*.py"), *repo.glob("tests/*.py"), *repo.glob("bench/*.py"), *repo.glob("docs/*.md"),
+             repo / "README.md", repo / "checkpoints" / "README.md"]
+    found = [f"{path.relative_to(repo)}: {name}" for path in files if path != Path(__file__).resolve()
+             for name in outside if name in path.read_text()]
+    assert found == []

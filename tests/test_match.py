@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bgnet.cube.match import InvalidMatchStateError, MatchState
+from bgnet.cube.match import CubeRules, InvalidCubeRulesError, InvalidMatchStateError, MatchState
 
 VECTORS = Path(__file__).resolve().parent / "data" / "format_vectors.json"
 
@@ -125,3 +125,78 @@ def test_from_xgid_top_on_roll_owning_cube() -> None:
     assert s == MatchState(0, 0, 0, 4, "me")
     c = MatchState.from_xgid("XGID=aFAC--a-----a-a----cbbbbAA:0:0:1:33:4:1:1:5:8")
     assert c == MatchState(5, 4, 1, crawford=True)
+
+
+# -- the cube rules: one frozen rule set held by the state ----------------------------------------------------
+
+
+def test_rules_by_name_build_the_held_rule_set() -> None:
+    s = MatchState(jacoby=True, beavers=True)
+    assert s.rules == CubeRules(jacoby=True, beavers=True)
+    assert s == MatchState(rules=CubeRules(jacoby=True, beavers=True)) != MatchState()
+    assert (s.jacoby, s.beavers, s.raccoons, s.holland, s.max_cube) == (True, True, False, False, 0)  # flat reads
+    assert MatchState(7, 2, 4).rules == CubeRules() and MatchState(7, 2, 4).score_opp == 4
+    with pytest.raises(AttributeError):
+        s.no_such_rule  # noqa: B018
+
+
+def test_repr_evaluates_back_and_equality_agrees_with_hash() -> None:
+    import pickle
+    from dataclasses import replace
+
+    for s in (MatchState(), MatchState(7, 2, 4, 2, "me"), MatchState(rules=CubeRules(beavers=True, raccoons=True)),
+              MatchState(9, 8, 3, crawford=True), MatchState(5, 1, 1, holland=True, max_cube=8)):
+        back = eval(repr(s), {"MatchState": MatchState, "CubeRules": CubeRules})
+        assert back == s and hash(back) == hash(s)
+        assert pickle.loads(pickle.dumps(s)) == s
+        assert replace(s, score_me=s.score_me) == s and replace(s, rules=s.rules) == s
+    assert replace(MatchState(jacoby=True), beavers=True) == MatchState(jacoby=True, beavers=True)
+
+
+def test_swap_sides_keeps_the_rules() -> None:
+    s = MatchState(0, 3, 1, 2, "me", rules=CubeRules(jacoby=True, beavers=True, raccoons=True, max_cube=64))
+    assert s.swap_sides().rules is s.rules and s.swap_sides().cube_owner == "opponent"
+
+
+def test_to_dict_keeps_the_flat_layout() -> None:
+    assert MatchState(jacoby=True).to_dict() == {
+        "match_length": 0, "score_me": 0, "score_opp": 0, "cube_value": 1, "cube_owner": "centred",
+        "crawford": False, "jacoby": True, "beavers": False, "raccoons": False, "holland": False}
+    assert MatchState(max_cube=16).to_dict()["max_cube"] == 16
+
+
+@pytest.mark.parametrize("rules, words", [
+    (dict(raccoons=True), "need beavers"),
+    (dict(max_cube=-1), "non-negative"),
+    (dict(max_cube=True), "non-negative"),
+    (dict(beavers="yes"), "True or False"),
+])
+def test_impossible_rule_sets_are_rejected_by_the_rule_set_itself(rules: dict, words: str) -> None:
+    with pytest.raises(InvalidCubeRulesError, match=words):
+        CubeRules(**rules)
+    with pytest.raises(InvalidMatchStateError, match=words):  # the state's own error, as before the rule set
+        MatchState(**rules)
+
+
+def test_rules_must_be_a_rule_set() -> None:
+    with pytest.raises(InvalidCubeRulesError, match="CubeRules"):
+        MatchState(rules=True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        MatchState(0, 0, 0, 1, "centred", False, True)  # type: ignore[misc]  # the old positional jacoby
+
+
+@pytest.mark.parametrize("jacoby", [False, True])
+@pytest.mark.parametrize("owner", ["centred", "me", "opponent"])
+def test_gammons_count_unless_jacoby_with_a_centred_cube(jacoby: bool, owner: str) -> None:
+    s = MatchState(cube_value=1 if owner == "centred" else 2, cube_owner=owner, jacoby=jacoby)  # type: ignore[arg-type]
+    assert s.gammons_count == (not jacoby or owner != "centred")
+    assert s.swap_sides().gammons_count == s.gammons_count
+    assert MatchState(5, 1, 2, 1 if owner == "centred" else 2, owner).gammons_count  # type: ignore[arg-type]
+
+
+def test_beaver_and_raccoon_limits() -> None:
+    rules = CubeRules(beavers=True, raccoons=True, max_cube=8)
+    assert rules.may_beaver(1) and rules.may_beaver(2) and not rules.may_beaver(4)
+    assert rules.may_raccoon(1) and not rules.may_raccoon(2)
+    assert not CubeRules().may_beaver(1) and not CubeRules(beavers=True).may_raccoon(1)
+    assert CubeRules(beavers=True).may_beaver(1 << 20)  # no limit

@@ -17,8 +17,12 @@ import numpy as np
 import pytest
 
 from bgnet.play import game as g
-from bgnet.io.matchfile import (MatchFileError, MatchRecord, MatchRecorder, format_mat, format_sgf, parse_mat, parse_sgf,
-                             read_match, replay_games, write_match)
+from bgnet.io.formats import FORMATS, MatchFormat, format_of, parse_match_text, read_match, register, write_match
+from bgnet.io.mat import format_mat, parse_mat
+from bgnet.io.record import Action, MatchFileError, MatchRecord, mat_move_numbers
+from bgnet.io.recorder import MatchRecorder
+from bgnet.io.replay import replay_games, replay_match
+from bgnet.io.sgf import format_sgf, parse_sgf
 from bgnet.core.movegen import legal_moves
 
 DATA = Path(__file__).parent / "data" / "matches"
@@ -27,7 +31,7 @@ SGFS = sorted(DATA.glob("*.sgf"))
 
 
 def afterstates(match: MatchRecord) -> list[list[tuple[int, str, str]]]:
-    """Per game, each action as (player, kind, Position ID of the play's afterstate or '') — order-free of notation."""
+    """Per game, each action as (player, kind, Position ID of the play's afterstate or ''): order-free of notation."""
     out = []
     for rg in replay_games(match):
         out.append([(s.action.player, s.action.kind, s.move.after.position_id() if s.move and s.move.after else "")
@@ -50,7 +54,8 @@ def test_fixture_replays_legally_to_the_match_result(path: Path) -> None:
         score[rec.winner] += rec.points
     assert max(score) >= m.match_length  # gnubg played every match to its end
     # gnubg's own count of moves in the analysis agrees with the replay (total moves per player).
-    stats = json.loads(path.with_suffix(".gnubg.json").read_text()) if path.with_suffix(".gnubg.json").exists() else None
+    stats_file = path.with_suffix(".gnubg.json")
+    stats = json.loads(stats_file.read_text()) if stats_file.exists() else None
     if stats:
         moves = [sum(1 for rg in replay_games(m) for s in rg.steps if s.action.kind == "move" and s.action.player == p)
                  for p in (0, 1)]
@@ -74,15 +79,17 @@ def test_mat_round_trip(path: Path) -> None:
     assert again == m  # every field, the move numbers of the lines included
     via_sgf = parse_sgf(format_sgf(m))
     assert afterstates(via_sgf) == afterstates(m)
-    assert [(r.winner, r.points, r.resigned) for r in via_sgf.games] == [(r.winner, r.points, r.resigned) for r in m.games]
+    assert [(r.winner, r.points, r.resigned) for r in via_sgf.games] == \
+        [(r.winner, r.points, r.resigned) for r in m.games]
 
 
 def test_variant_spellings_read_the_same() -> None:
     text = MATS[0].read_text()
     m = parse_mat(text)
-    variant = (text.replace("25/", "bar/").replace("/0 ", "/off ").replace("Drops", "Passes").replace("Takes", "Accepts")
-               .replace(" gnubg : ", " gnubg (1650.2) : ").replace("\n", "\r\n"))
-    variant = "Imported from an online site\r\n" + variant.replace("; [EventDate", "; [Site \"example\"]\r\n; [EventDate")
+    variant = (text.replace("25/", "bar/").replace("/0 ", "/off ").replace("Drops", "Passes")
+               .replace("Takes", "Accepts").replace(" gnubg : ", " gnubg (1650.2) : ").replace("\n", "\r\n"))
+    site = "; [Site \"example\"]\r\n; [EventDate"
+    variant = "Imported from an online site\r\n" + variant.replace("; [EventDate", site)
     v = parse_mat(variant)
     assert v.players == m.players
     assert afterstates(v) == afterstates(m)
@@ -147,7 +154,6 @@ def test_cube_rules_are_checked() -> None:
                       games=(first.__class__(1, (0, 0), first.actions[:1] + (first.actions[1].__class__(
                           first.actions[0].player, "double", cube=2, number=1),)),))
     with pytest.raises(MatchFileError, match="game 1, move 1: .* doubles, but it is"):
-        from bgnet.io.matchfile import replay_match
         replay_match(rec)
 
 
@@ -184,7 +190,8 @@ def _drive(rules: g.Rules, seed: int, games: int) -> MatchRecord:
     return rec.record()
 
 
-@pytest.mark.parametrize("rules", [g.Rules(match_length=7), g.Rules(beavers=True, raccoons=True)], ids=["match", "money"])
+@pytest.mark.parametrize("rules", [g.Rules(match_length=7), g.Rules(beavers=True, raccoons=True)],
+                         ids=["match", "money"])
 def test_recorded_games_write_and_read_back(tmp_path: Path, rules: g.Rules) -> None:
     record = _drive(rules, seed=3, games=4)
     kinds = {a.kind for r in record.games for a in r.actions}
@@ -196,6 +203,21 @@ def test_recorded_games_write_and_read_back(tmp_path: Path, rules: g.Rules) -> N
         assert back.match_length == rules.match_length
         assert afterstates(back) == afterstates(record)
         assert [(r.winner, r.points) for r in back.games] == [(r.winner, r.points) for r in record.games]
+        # Moves are numbered alike whatever wrote or read them: as the lines of a .mat.
+        assert [[a.number for a in r.actions] for r in back.games] == \
+            [mat_move_numbers(r.actions) for r in record.games] == [[a.number for a in r.actions] for r in record.games]
+
+
+def test_move_numbers_are_the_lines_of_a_mat() -> None:
+    """Seat 0 writes left, seat 1 right; an action whose column is not next starts a new line."""
+    def acts(*seats_kinds: tuple[int, str]) -> list[Action]:
+        return [Action(seat, kind) for seat, kind in seats_kinds]  # type: ignore[arg-type]
+
+    assert mat_move_numbers(acts((1, "move"), (0, "move"), (1, "move"), (0, "double"), (1, "take"), (0, "move"))) \
+        == [1, 2, 2, 3, 3, 4]
+    assert mat_move_numbers(acts((0, "move"), (1, "double"), (0, "beaver"), (1, "raccoon"), (1, "move"))) \
+        == [1, 1, 2, 2, 3]
+    assert mat_move_numbers([]) == []
 
 
 def _gnubg_available() -> bool:
@@ -258,37 +280,43 @@ def test_write_is_atomic_and_readable(tmp_path: Path) -> None:
     assert read_match(path) == parse_mat(path.read_text(), source="copy.mat")
 
 
-class _Greedy:
-    """Plays the first legal play, doubles whenever it may, takes every double."""
-
-    def choose_move(self, pos, dice, state=None):  # type: ignore[no-untyped-def]
-        return legal_moves(pos, dice)[0]
-
-    def offers_double(self, pos, state) -> bool:  # type: ignore[no-untyped-def]
-        return True
-
-    def cube_response(self, pos, state) -> str:  # type: ignore[no-untyped-def]
-        return "take"
-
-    def offers_raccoon(self, pos, state) -> bool:  # type: ignore[no-untyped-def]
-        return False
+# -- the format registry ------------------------------------------------------------------
 
 
-def test_play_and_record_writes_a_match_that_replays(tmp_path: Path) -> None:
-    from bgnet.io.matchfile import play_and_record
+def test_the_format_is_sniffed_by_content_then_suffix() -> None:
+    mat_text, sgf_text = MATS[0].read_text(), SGFS[0].read_text()
+    assert format_of(sgf_text, "upload.mat").name == "sgf"  # content wins over a wrong suffix
+    assert format_of(mat_text, "upload.sgf").name == "mat"
+    assert format_of(mat_text).name == "mat" and format_of(sgf_text).name == "sgf"
+    assert format_of("garbage", "x.SGF").name == "sgf" and format_of("garbage", "x.bin").name == "mat"
+    # The server (by the upload's name) and the CLI (by the file) read one text the same way.
+    assert parse_match_text(sgf_text, name="upload.mat") == read_match(SGFS[0])
 
-    rng = np.random.default_rng(4)
 
-    def dice() -> tuple[int, int]:
-        a, b = rng.integers(1, 7, 2)
-        return int(a), int(b)
+def test_read_match_finds_the_format_of_a_misnamed_file(tmp_path: Path) -> None:
+    (tmp_path / "really_sgf.mat").write_text(SGFS[0].read_text())
+    (tmp_path / "really_mat.txt").write_text(MATS[0].read_text())
+    assert read_match(tmp_path / "really_sgf.mat").games == read_match(SGFS[0]).games
+    assert read_match(tmp_path / "really_mat.txt").games == read_match(MATS[0]).games
 
-    record = play_and_record([_Greedy(), _Greedy()], g.Rules(match_length=3), dice, ("a", "b"), games=10)
-    assert record.games and sum(a.kind == "double" for r in record.games for a in r.actions) >= 1
-    write_match(record, tmp_path / "duel.mat")
-    back = read_match(tmp_path / "duel.mat")
-    assert afterstates(back) == afterstates(record)
-    final = [0, 0]
-    for r in back.games:
-        final[r.winner] += r.points  # type: ignore[index]
-    assert max(final) >= 3
+
+def test_a_new_format_is_one_registration(tmp_path: Path) -> None:
+    def write(match: MatchRecord) -> str:
+        return "JSON-MATCH\n" + format_mat(match)
+
+    def read(text: str, *, lenient: bool = False, source: str = "the .jm file") -> MatchRecord:
+        return parse_mat(text.removeprefix("JSON-MATCH\n"), lenient=lenient, source=source)
+
+    fmt = MatchFormat(name="jm", suffixes=(".jm",), sniff=lambda text: text.startswith("JSON-MATCH"), read=read,
+                      write=write)
+    register(fmt)
+    try:
+        with pytest.raises(MatchFileError, match="already registered"):
+            register(fmt)
+        record = read_match(MATS[0])
+        write_match(record, tmp_path / "m.jm")
+        assert (tmp_path / "m.jm").read_text().startswith("JSON-MATCH\n")
+        assert read_match(tmp_path / "m.jm").games == record.games
+    finally:
+        FORMATS.pop("jm")
+    assert format_of("JSON-MATCH\n", "m.jm").name == "mat"

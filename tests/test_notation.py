@@ -1,4 +1,4 @@
-"""Move notation: gnubg's pretty form, the reader (FORMATS.md section 4), Move values and pos.parse_move."""
+"""Move notation: gnubg's pretty form, the reader (docs/ARCHITECTURE.md, Formats 5), Move values and pos.parse_move."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_move_vector(v: dict[str, Any]) -> None:
         assert pos.parse_move(text, dice) == move
 
 
-# FORMATS.md 4.2: (steps, hit points, gnubg's text).
+# GNU Backgammon's printed form (docs/ARCHITECTURE.md, Formats 5): (steps, hit points, gnubg's text).
 PRETTY = [
     ([(8, 5), (6, 5)], [], "8/5 6/5"),
     ([(24, 18), (13, 11)], [], "24/18 13/11"),
@@ -252,7 +252,7 @@ def test_parse_move_empty_play_when_nothing_moves() -> None:
 
 
 def test_shortened_chain_means_no_hit_on_the_way() -> None:
-    # 6-2 with an O blot on X's 7 (FORMATS.md 4.4): "13/5" jumps straight, so it is
+    # 6-2 with an O blot on X's 7 (docs/ARCHITECTURE.md, Formats 5): "13/5" jumps straight, so it is
     # the play through the empty 11, not 13/7*/5.
     #     13 ... 11 ... 7  6  5
     #      X            O  X  .

@@ -89,9 +89,20 @@ def test_the_rankers_race_flag_is_pubevals() -> None:
 
 
 def test_the_fitting_command_refuses_a_missing_net_in_one_sentence(tmp_path, capsys) -> None:
-    from bgnet.trainer import ranker as fitting
+    from bgnet.cli import ranker as fitting
 
     assert fitting.main(["--model", str(tmp_path / "none.pt"), "--out", str(tmp_path / "r.npz")]) == 2
     err = capsys.readouterr().err
     assert "does not exist" in err and "Traceback" not in err and not (tmp_path / "r.npz").exists()
     assert fitting.main(["--games", "0"]) == 2
+
+
+def test_the_module_still_runs_as_the_fitting_command() -> None:
+    """``python -m bgnet.trainer.ranker`` starts ``bgnet.cli.ranker``: a bad count is one sentence and status 2."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "bgnet.trainer.ranker", "--games", "0"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 2
+    assert r.stderr == "python -m bgnet.trainer.ranker: error: --games and --window must be positive\n"

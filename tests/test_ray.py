@@ -23,7 +23,7 @@ from bgnet.sim.runner import DuelSpec, run_duel  # noqa: E402
 from bgnet.play.game import Rules  # noqa: E402
 from bgnet.nets.model import BgNet, ModelConfig, read_checkpoint, save_checkpoint  # noqa: E402
 from bgnet.trainer.distributed import RaySelfPlay, SelfPlayActor, quotas, unpack  # noqa: E402
-from bgnet.trainer.selfplay import run as train_run  # noqa: E402
+from bgnet.cli.train import main as train_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--games=64", "--batch_games=16", "--hidden=[8]", "--train_batch=256", "--minibatch=64", "--sync_games=32",
@@ -124,7 +124,8 @@ def test_duels_on_ray_equal_the_local_duels(tmp_path: Path, monkeypatch: pytest.
 
 def test_rollouts_and_labels_on_ray_equal_the_local_ones(tmp_path: Path) -> None:
     from bgnet.nets.fastnet import load_numpy_net
-    from bgnet.sim.rollout import RolloutSettings, label_positions, rollout
+    from bgnet.sim.rollout import RolloutSettings, rollout
+    from bgnet.trainer.labels import label_positions
     from bgnet.sim.selfplay import START_BOARD
 
     torch.manual_seed(2)

@@ -16,4 +16,14 @@ def test_readme_setup_commands_are_the_ci_ones():
     ci = (README.parent / ".ci" / "run").read_text()
     test_cmd = next(line for line in ci.splitlines() if "pytest" in line and "pip install" in line)
     assert test_cmd in text
-    assert "python -m train --config configs/quick.toml" in text and "bgnet hint" in text
+    assert "bgnet train --config quick" in text and "bgnet hint" in text
+
+
+def test_readme_commands_need_no_checkout() -> None:
+    """The README's commands use the names that work from a wheel, not paths into the repository."""
+    text = README.read_text()
+    for name in ("--model default", "bgnet eval  default pubeval", "--config quick"):
+        assert name in text, name
+    for path_only in ("eval  checkpoints/", "--config configs/"):
+        assert path_only not in text, path_only
+    assert "every command takes `--json`" not in text

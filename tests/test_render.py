@@ -11,7 +11,7 @@ import pytest
 from bgnet.core.position import Position
 from bgnet.core.render import render_board
 
-VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # a copy of ../shared
+VECTORS_PATH = Path(__file__).resolve().parent / "data" / "format_vectors.json"  # made with GNU Backgammon
 POSITION_IDS = [v["position_id"] for v in json.loads(VECTORS_PATH.read_text())["position_ids"]]
 
 

@@ -1,4 +1,4 @@
-"""Rollouts: dice streams, exactness against the bear-off database, variance reduction, chunking, the teacher."""
+"""Rollouts: dice streams, exactness against the bear-off database, variance reduction, chunking, cubeful trials."""
 
 from __future__ import annotations
 
@@ -9,33 +9,15 @@ import pytest
 
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.sim.rollout import (
-    Candidate, RolloutError, RolloutSettings, _DICE36, chunk_plan, combine, dice_for, evaluate_pruned, label_positions,
-    load_targets, position_candidate, rollout, rollout_chunk, save_targets, thread_map,
-)
+from bgnet.sim.rollout import combine, rollout, thread_map
+from bgnet.sim.rollout_candidates import Candidate, position_candidate
+from bgnet.sim.rollout_dice import DICE36, dice_for
+from bgnet.sim.rollout_settings import RolloutError, RolloutSettings
+from bgnet.sim.rollout_trials import ChunkStopped, ChunkTask, chunk_plan, rollout_chunk
 
 START = Position.start()
 # A middle game with contact for both sides (X: 24:2 13:4 8:3 6:4 5:1 3:1), X to play 4-2.
 MIDGAME = Position.from_position_id("4HPwASik5+ABMA")
-
-
-@pytest.fixture(scope="module")
-def net():
-    from bgnet.play.agents import load_agent
-
-    return load_agent("default", ply=0).probs_fn
-
-
-@pytest.fixture(scope="module")
-def exact():
-    """The bear-off database as an evaluator: exact chances for pure bear-offs (every board asked must be one)."""
-    bearoff = pytest.importorskip("bgnet.nets.bearoff")
-
-    def probs_fn(boards: np.ndarray) -> np.ndarray:
-        mask, probs = bearoff.exact_probs(boards)
-        assert np.asarray(mask).all(), "the exact evaluator was asked about a board that is not a pure bear-off"
-        return np.asarray(probs, np.float32)
-    return probs_fn
 
 
 def bearoff_position(mine: dict[int, int], theirs: dict[int, int]) -> Position:
@@ -69,6 +51,15 @@ def test_plain_dice_are_uniform_and_depend_only_on_seed_trial_and_ply() -> None:
     # Successive rolls of one trial are not correlated.
     a, b = dice_for(3, trials, 4, quasi_random=False), dice_for(3, trials, 5, quasi_random=False)
     assert abs(np.corrcoef(a, b)[0, 1]) < 0.03
+
+
+def test_dice_are_the_numbers_they_were_before_the_hash_moved_to_bgnet_core_dice() -> None:
+    # Seeds name rollouts in results and docs: the same seed must keep giving the same dice (computed with the
+    # rollout's own SplitMix64 copy before bgnet.core.dice became its one owner).
+    trials = np.arange(12)
+    assert dice_for(1, trials, 0).tolist() == [17, 29, 0, 27, 16, 31, 19, 28, 30, 7, 2, 3]
+    assert dice_for(1, trials, 5).tolist() == [0, 16, 12, 30, 8, 9, 6, 28, 35, 34, 17, 24]
+    assert dice_for(1, trials, 3, quasi_random=False).tolist() == [27, 7, 3, 33, 13, 4, 4, 20, 14, 34, 29, 21]
 
 
 # -- exactness ----------------------------------------------------------------------------
@@ -178,11 +169,45 @@ def test_same_seed_same_numbers_whatever_the_chunking(net) -> None:
 def test_chunks_combine_in_any_order(net) -> None:
     st = RolloutSettings(trials=100, truncate=3, chunk_size=40, bearoff=False)
     cands = [position_candidate(MIDGAME)]
-    chunks = [rollout_chunk(net, cands, k, n, st, 4) for k, n in ((0, 40), (1, 40), (2, 20))]
+    chunks = [rollout_chunk(net, cands, first, n, st, 4) for first, n in ((0, 40), (40, 40), (80, 20))]
     a = combine(chunks, cands, position_id="x", dice=(1, 2), settings=st, seed=4)
     b = combine(chunks[::-1], cands, position_id="x", dice=(1, 2), settings=st, seed=4)
     assert a == b
     assert a.trials_done == 100
+    # Without trial 0 nothing can be folded in (a partial result is always trials 0 to trials_done - 1).
+    with pytest.raises(RolloutError):
+        combine(chunks[1:], cands, position_id="x", dice=(1, 2), settings=st, seed=4)
+    head = combine([chunks[0], chunks[2]], cands, position_id="x", dice=(1, 2), settings=st, seed=4)
+    assert head.trials_done == 40 and head.candidates[0] == combine(
+        chunks[:1], cands, position_id="x", dice=(1, 2), settings=st, seed=4).candidates[0]
+
+
+def test_the_chunk_plan_is_lazy_small_first_and_covers_every_trial_once() -> None:
+    from itertools import islice
+
+    plan = chunk_plan(RolloutSettings(trials=10**12, chunk_size=324))
+    first = list(islice(plan, 6))  # a trillion trials: made as asked for, never as a list
+    assert first == [(0, 36), (36, 108), (144, 324), (468, 324), (792, 324), (1116, 324)]
+    chunks = list(chunk_plan(RolloutSettings(trials=1000, chunk_size=100)))
+    assert chunks[:2] == [(0, 36), (36, 100)] and sum(n for _f, n in chunks) == 1000
+    assert all(f + n == g for (f, n), (g, _m) in zip(chunks, chunks[1:]))
+    assert list(chunk_plan(RolloutSettings(trials=10, chunk_size=4))) == [(0, 4), (4, 4), (8, 2)]
+
+
+def test_moments_match_the_statistics_of_all_rows_at_once() -> None:
+    from bgnet.sim.rollout_stats import Moments, trial_stats
+
+    rows = np.random.default_rng(3).normal(0.5, 0.2, size=(1000, 5)) + 1e4  # an offset: the shift keeps digits
+    m = Moments(5)
+    for lo in range(0, 1000, 37):
+        m.add(rows[lo:lo + 37])
+    mean, se, cov = m.stats()
+    want = trial_stats(rows)
+    assert m.n == 1000 and np.allclose(mean, want[0], rtol=0, atol=1e-9)
+    assert np.allclose(se, want[1], rtol=1e-9) and np.allclose(cov, want[2], rtol=1e-7, atol=0)
+    one = Moments(5)
+    one.add(rows[:1])
+    assert np.array_equal(one.stats()[1], np.zeros(5))
 
 
 def test_interrupted_rollout_returns_what_was_done(net) -> None:
@@ -198,6 +223,61 @@ def test_interrupted_rollout_returns_what_was_done(net) -> None:
                   bearoff_fn=None)
     assert res.interrupted and res.trials_done == 40
     assert "stopped early" in res.format()
+
+
+def test_a_chunk_asked_to_stop_stops_at_its_next_ply(net) -> None:
+    asked: list[int] = []
+
+    def should_stop() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+    with pytest.raises(ChunkStopped):
+        rollout_chunk(net, [position_candidate(MIDGAME)], 0, 36, RolloutSettings(trials=36, truncate=8), 1,
+                      should_stop=should_stop)
+    assert len(asked) == 3
+
+
+def test_closing_a_thread_map_stops_its_running_chunks_at_once(net) -> None:
+    import time
+
+    calls: list[float] = []
+
+    def slow(boards: np.ndarray) -> np.ndarray:
+        time.sleep(0.005)  # long chunks: without the stop flag, closing would wait seconds for them
+        calls.append(time.monotonic())
+        return net(boards)
+    st = RolloutSettings(trials=10**9, luck_vr=False, bearoff=False)
+    results = thread_map(2)(ChunkTask(slow, (position_candidate(MIDGAME),), st, 2), chunk_plan(st))
+    assert next(results).values.shape[1] == 36
+    start = time.monotonic()
+    results.close()  # what Ctrl-C in the rollout does
+    stopped = time.monotonic()
+    assert stopped - start < 1.0 and len(calls) > 0
+    time.sleep(0.2)
+    assert all(t <= stopped for t in calls)  # no chunk goes on in the background
+
+
+def test_a_rollout_stopped_before_its_first_chunk_raises_keyboard_interrupt(net) -> None:
+    def stop_at_once(func, items):
+        raise KeyboardInterrupt
+        yield  # pragma: no cover - a generator that stops before its first result
+
+    with pytest.raises(KeyboardInterrupt):
+        rollout(net, START, "31", plays=["8/5 6/5"], trials=72, truncate=2, map_fn=stop_at_once, bearoff_fn=None)
+
+
+def test_play_rows_use_the_hints_names(net) -> None:
+    from bgnet.play.hint import move_hint
+
+    res = rollout(net, START, "31", plays=["24/23 13/10", "8/5 6/5"], trials=36, truncate=2, bearoff_fn=None)
+    d = res.to_dict()
+    hint = {m["move"]: m for m in move_hint(net, START, "31").to_dict()["moves"]}
+    assert [m["move"] for m in d["moves"]] == ["24/23 13/10", "8/5 6/5"] and "candidates" not in d
+    for m, c in zip(d["moves"], res.candidates):
+        assert m["position_id"] == hint[m["move"]]["position_id"] == c.position_id
+        assert m["equity"] == c.equity == m["cubeless_equity"] and m["probs"] == c.probs.to_dict()
+    assert sorted(m["rank"] for m in d["moves"]) == [1, 2]
+    assert next(m for m in d["moves"] if m["rank"] == 1)["diff"] == 0.0 and d["partial"] is False
 
 
 # -- candidates, results, errors ------------------------------------------------------------------
@@ -233,7 +313,10 @@ def test_cube_rollout_reports_no_double_and_double_take(net) -> None:
     assert nd.probs == dt.probs and nd.cubeful_equity is not None and dt.cubeful_equity is not None
     assert res.cube is not None and res.cube["action"] in {"no double", "double, take", "double, pass", "too good"}
     d = res.to_dict()
-    assert d["trials_done"] == 72 and d["cube"]["proper_cube_action"]
+    assert d["trials_done"] == 72 and d["decision"]["proper_cube_action"] and d["action"] == res.cube["action"]
+    assert "moves" not in d and [line["action"] for line in d["lines"]] == ["no double", "double, take"]
+    assert [line["equity"] for line in d["lines"]] == [nd.cubeful_equity, dt.cubeful_equity]
+    assert d["lines"][0]["cubeless_equity"] == nd.equity and d["equity"] == "cubeful money"
 
 
 def test_cubeful_play_equity_and_its_interval(net) -> None:
@@ -251,48 +334,9 @@ def test_one_ply_checker_play_runs_and_differs_from_zero_ply(net) -> None:
     assert one.trials == 36 and abs(one.equity - zero.equity) < 0.5
 
 
-# -- the teacher ------------------------------------------------------------------------------------
-
-
-def test_label_positions_evaluates_and_rolls_out(net, exact, tmp_path) -> None:
-    from bgnet.play.search import evaluate_boards
-
-    boards = np.array([MIDGAME.board, START.board], np.int8)
-    b, p, se = label_positions(net, boards, trials=0, ply=1)
-    assert np.allclose(p, evaluate_boards(net, boards, 1), atol=1e-6) and not se.any()
-    races = np.array([bearoff_position({6: 2, 5: 1}, {4: 2, 1: 1}).board,
-                      bearoff_position({3: 3}, {6: 1, 2: 2}).board], np.int8)
-    b, p, se = label_positions(exact, races, trials=324, seed=1, settings=RolloutSettings(luck_vr=False, bearoff=False),
-                               bearoff_fn=None)
-    want = exact(races)
-    assert (np.abs(p[:, 0] - want[:, 0]) < 3.3 * se[:, 0] + 1e-6).all() and (se[:, 0] > 0).all()
-    again = label_positions(exact, races, trials=324, seed=1, settings=RolloutSettings(luck_vr=False, bearoff=False),
-                            bearoff_fn=None)
-    assert np.array_equal(again[1], p)
-    out = tmp_path / "targets.npz"
-    save_targets(out, b, p, se, trials=324)
-    t = load_targets(out)
-    assert np.array_equal(t.boards, b) and np.array_equal(t.probs, p) and t.meta["trials"] == "324"
-    assert [x.name for x in tmp_path.iterdir()] == ["targets.npz"]  # no temporary file left behind
-
-
-def test_label_cli_writes_targets(tmp_path) -> None:
-    import subprocess
-    import sys
-
-    inp, out = tmp_path / "in.npz", tmp_path / "out.npz"
-    np.savez(inp, boards=np.array([MIDGAME.board, START.board], np.int8))
-    res = subprocess.run([sys.executable, "-m", "bgnet.sim.rollout", "label", str(inp), str(out), "--ply", "0"],
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert load_targets(out).probs.shape == (2, 5)
-    bad = subprocess.run([sys.executable, "-m", "bgnet.sim.rollout", "label", str(out) + ".missing", str(out)],
-                         capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
-
-
 def test_dice_table_matches_outcome_indices() -> None:
-    assert _DICE36.shape == (36, 2) and len({tuple(r) for r in _DICE36.tolist()}) == 36
+    assert DICE36.shape == (36, 2) and len({tuple(r) for r in DICE36.tolist()}) == 36
+    assert DICE36[6 * (3 - 1) + (1 - 1)].tolist() == [3, 1]
     assert isinstance(Candidate("x", tuple(START.board), True), Candidate)
 
 
@@ -315,12 +359,10 @@ def test_pruning_limits_the_plays_the_net_judges(net) -> None:
 def test_chunk_tasks_pickle_for_other_processes(net) -> None:
     import pickle
 
-    from bgnet.sim.rollout import ChunkTask
-
     st = RolloutSettings(trials=40, truncate=2, chunk_size=20, bearoff=False)
     task = ChunkTask(net, (position_candidate(MIDGAME),), st, 3)
     clone = pickle.loads(pickle.dumps(task))
-    a, b = task((1, 20)), clone((1, 20))
+    a, b = task((20, 20)), clone((20, 20))
     assert a.first_trial == 20 and np.allclose(a.values, b.values, atol=1e-6)
 
 
@@ -345,25 +387,6 @@ def test_a_trial_doubled_out_and_passed_scores_exactly_the_cube_value() -> None:
     # No double: the opponent doubles me out at his first turn; double/take: he redoubles to 4 and I pass 2.
     assert nd.cubeful_equity == -1.0 and dt.cubeful_equity == -2.0
     assert cube.cube is not None and cube.cube["method"] == "cubeful trials"
-
-
-def test_passes_and_takes_are_tracked_per_trial_in_arrays(net) -> None:
-    from bgnet.cube.match import MatchState
-    from bgnet.sim.rollout import _CubeTracks
-
-    cands = [replace(position_candidate(MIDGAME), cube_lines=((1, "centred"), (2, "opponent")))]
-    tr = _CubeTracks(cands, 3, MatchState())
-    rows = np.arange(3)
-    probs = np.array([[0.95, 0.0, 0.0, 0.0, 0.0], [0.75, 0.1, 0.0, 0.05, 0.0], [0.5, 0.1, 0.0, 0.1, 0.0]])
-    boards = np.repeat(np.array(MIDGAME.board, np.int8)[None], 3, axis=0)
-    tr.decide(rows, probs, boards, np.ones(3, bool))
-    # Line 1 (cube centred): 95% passes (closed at +1), 75% is a double and take (2, owned by the taker),
-    # 50% is no double. Line 2 (the opponent owns 2): no access, nothing moves.
-    assert tr.done.tolist() == [True, False, False, False, False, False] and tr.value[0] == 1.0
-    assert tr.cube.tolist() == [1, 2, 1, 2, 2, 2] and tr.owner.tolist() == [0, -1, 0, -1, -1, -1]
-    # A gammon won by the root side with the cube on 2 is worth 4 points per root cube.
-    tr.end_game(np.array([1]), np.array([-2], np.int8), np.array([False]))
-    assert tr.done[1] and tr.value[1] == 4.0
 
 
 def test_a_position_far_ahead_with_gammons_is_too_good_to_double(net) -> None:
@@ -416,37 +439,16 @@ def test_cubeful_trials_keep_the_cubeless_numbers_and_do_not_depend_on_chunking(
 def test_fused_pubeval_top_picks_what_pubeval_scores_rank_highest() -> None:
     from bgnet.core.movegen import generate_plays
     from bgnet.nets.pubeval import pubeval_scores
-    from bgnet.sim.rollout import _ROLL_DICE, _pubeval_top
+    from bgnet.sim.rollout_luck import ROLL_DICE
+    from bgnet.sim.rollout_play import pubeval_top
 
     boards = np.array([START.board, MIDGAME.board, MIDGAME.swap_sides().board], np.int8)
-    after, _s, _n, offsets = generate_plays(np.repeat(boards, 21, axis=0), np.tile(_ROLL_DICE, (3, 1)))
+    after, _s, _n, offsets = generate_plays(np.repeat(boards, 21, axis=0), np.tile(ROLL_DICE, (3, 1)))
     scores = pubeval_scores(after)
     for keep, margin in ((1, np.inf), (2, np.inf), (3, 0.5)):
-        idx, new_off = _pubeval_top(after, offsets, keep, margin)
+        idx, new_off = pubeval_top(after, offsets, keep, margin)
         for i in range(len(offsets) - 1):
             seg = scores[offsets[i]:offsets[i + 1]]
             want = np.sort(np.argsort(-seg, kind="stable")[:keep])
             want = want[seg[want] >= seg.max() - margin] + offsets[i]
             assert idx[new_off[i]:new_off[i + 1]].tolist() == want.tolist()
-
-
-def test_pruned_search_is_the_full_search_when_nothing_is_pruned_and_never_better_for_the_last_mover(net) -> None:
-    from bgnet.core.probs import equities
-    from bgnet.play.search import evaluate_boards
-
-    boards = np.array([MIDGAME.board, START.board, bearoff_position({6: 2, 5: 1}, {4: 2, 1: 1}).board], np.int8)
-    # no roll has 1,000 plays: the pruned search is then the full one, level by level
-    assert np.allclose(evaluate_pruned(net, boards, 1, 1000), evaluate_boards(net, boards, 1), atol=1e-5)
-    assert np.allclose(evaluate_pruned(net, boards[:1], 2, 1000), evaluate_boards(net, boards[:1], 2), atol=1e-5)
-    # at 1 ply the side on roll chooses among fewer plays: its equity can only fall, and with 1 play it does
-    full = equities(evaluate_boards(net, boards, 1))
-    one, ten = (equities(evaluate_pruned(net, boards, 1, k)) for k in (1, 10))
-    assert (ten <= full + 1e-6).all() and (one <= ten + 1e-6).all() and (one < full - 1e-3).any()
-    # the labelling path gives the same; a finished game its exact value; bad arguments an error
-    _, p, _ = label_positions(net, boards, trials=0, ply=1, last_level_top=10)
-    assert np.allclose(equities(p), ten, atol=1e-5)
-    won = np.zeros((1, 26), np.int8)
-    won[0, 1] = -15  # the side on roll has no checkers left: a finished game
-    assert np.allclose(evaluate_pruned(net, won, 2, 10), evaluate_boards(net, won, 2))
-    with pytest.raises(ValueError, match="ply >= 1"):
-        evaluate_pruned(net, boards, 0, 10)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bgnet.sim import _rollout_kernels as rk
-from bgnet.nets import ranker
 from bgnet.core.movegen import generate_plays, swap_sides_batch
 from bgnet.core.position import Position
-from bgnet.nets.pubeval import WIN_SCORE, pubeval_scores
-from bgnet.sim.rollout import (
-    _DICE36, _PUB_TABLES, _ROLL_DICE, RolloutError, RolloutSettings, _pubeval_tables, _pubeval_top,
-    position_candidate, rollout_chunk,
-)
+from bgnet.nets import ranker
+from bgnet.nets.pubeval import WIN_SCORE, pubeval_scores, pubeval_tables
+from bgnet.sim import _rollout_kernels as rk
+from bgnet.sim.rollout import rollout
+from bgnet.sim.rollout_candidates import position_candidate
+from bgnet.sim.rollout_dice import DICE36
+from bgnet.sim.rollout_luck import ROLL_DICE
+from bgnet.sim.rollout_play import pubeval_top
+from bgnet.sim.rollout_settings import RolloutError, RolloutSettings
+from bgnet.sim.rollout_trials import rollout_chunk
 
 MIDGAME = Position.from_position_id("4HPwASik5+ABMA")
 
@@ -36,15 +39,11 @@ def boards() -> np.ndarray:
             b = np.array(start.board, np.int8)
             for _ply in range(60):
                 out.append(b.copy())
-                after, _s, _n, off = generate_plays(b[None, :], _DICE36[rng.integers(36)][None, :])
+                after, _s, _n, off = generate_plays(b[None, :], DICE36[rng.integers(36)][None, :])
                 b = swap_sides_batch(after[rng.integers(off[1])][None, :])[0]
                 if (b > 0).sum() == 0 or (b < 0).sum() == 0 or np.abs(b[1:25]).sum() == 0:
                     break
     return np.unique(np.array(out, np.int8), axis=0)
-
-
-def _tables() -> tuple[np.ndarray, np.ndarray]:
-    return _PUB_TABLES if _PUB_TABLES is not None else _pubeval_tables()
 
 
 def _ranker_arrays(r: ranker.Ranker) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,13 +54,13 @@ def _ranker_arrays(r: ranker.Ranker) -> tuple[np.ndarray, np.ndarray, np.ndarray
 def test_luck_plays_with_the_ranker_rerank_pubevals_best_few(boards, k: int, margin: float) -> None:
     """The fitted ranker's kept plays: its top k among pubeval's best ``window`` plays of the roll, in the move
     generator's order, worked out here from the move generator, pubeval and the ranker's own scores."""
-    tables, extra = _tables()
+    tables, extra = pubeval_tables()
     model = ranker.default()
-    cand, slot, _owner = rk.luck_plays(boards, _ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
+    cand, slot, _owner = rk.luck_plays(boards, ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
                                        *_ranker_arrays(model), model.window, 0)
-    n, nr = len(boards), len(_ROLL_DICE)
-    after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(_ROLL_DICE, (n, 1)))
-    idx, new_off = _pubeval_top(after, off, model.window)
+    n, nr = len(boards), len(ROLL_DICE)
+    after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(ROLL_DICE, (n, 1)))
+    idx, new_off = pubeval_top(after, off, model.window)
     flat = slot.reshape(n * nr, k)
     differs = 0
     for g in range(n * nr):
@@ -80,7 +79,7 @@ def test_luck_plays_with_the_ranker_rerank_pubevals_best_few(boards, k: int, mar
 def test_a_wide_double_beam_finds_every_play_and_a_narrow_one_some_of_them(boards) -> None:
     """With room for every partial play the beam is a move generator for doubles (the same set of plays); at the
     rollout's width 8 it keeps at most 8, legal ones in nearly every position."""
-    tables, extra = _tables()
+    tables, extra = pubeval_tables()
     out = np.empty((8192, 26), np.int8)
     scores = np.empty(8192)
     wide, narrow = rk.beam_scratch(2048), rk.beam_scratch(8)
@@ -107,12 +106,12 @@ def test_luck_ranker_is_checked() -> None:
 
 @pytest.mark.parametrize("k,margin", [(1, np.inf), (2, np.inf), (3, np.inf), (2, 1.0), (4, 0.5)])
 def test_luck_plays_are_the_move_generators_plays_ranked_by_pubeval(boards, k: int, margin: float) -> None:
-    tables, extra = _tables()
-    cand, slot, owner = rk.luck_plays(boards, _ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
+    tables, extra = pubeval_tables()
+    cand, slot, owner = rk.luck_plays(boards, ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
                                       *_ranker_arrays(ranker.default()), 0, 0)
-    n, nr = len(boards), len(_ROLL_DICE)
-    after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(_ROLL_DICE, (n, 1)))
-    idx, new_off = _pubeval_top(after, off, k, margin)
+    n, nr = len(boards), len(ROLL_DICE)
+    after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(ROLL_DICE, (n, 1)))
+    idx, new_off = pubeval_top(after, off, k, margin)
     flat = slot.reshape(n * nr, k)
     kept = (flat >= 0).sum(axis=1)
     assert np.array_equal(kept, np.diff(new_off))  # the same number of plays per roll ...
@@ -171,8 +170,6 @@ def test_with_a_dead_cube_the_cubeful_luck_is_the_cubeless_luck(agent, state_arg
     # Nobody can double, so each trial's cubeful result is its cubeless one in match winning chances; the luck
     # charged to the cube line must then be exactly the cubeless luck, in the same units.
     from bgnet.cube.match import MatchState
-    from bgnet.sim.rollout import rollout
-
     kw = dict(trials=72, truncate=5, seed=4, bearoff_fn=None, state=MatchState(**state_args))
     res = rollout(agent.probs_fn, MIDGAME, "42", plays=["8/4 6/4", "24/20 13/11"], cubeful=True, **kw)
     for c in res.candidates:
@@ -181,8 +178,6 @@ def test_with_a_dead_cube_the_cubeful_luck_is_the_cubeless_luck(agent, state_arg
 
 
 def test_luck_lowers_the_cubeful_standard_errors_without_moving_the_means(agent) -> None:
-    from bgnet.sim.rollout import rollout
-
     kw = dict(trials=432, truncate=6, seed=2, bearoff_fn=None, bearoff=False)
     vr = rollout(agent.probs_fn, MIDGAME, luck_vr=True, **kw)
     plain = rollout(agent.probs_fn, MIDGAME, luck_vr=False, **kw)
@@ -198,7 +193,7 @@ def test_luck_lowers_the_cubeful_standard_errors_without_moving_the_means(agent)
 def test_a_narrow_double_beam_keeps_the_play_that_wins() -> None:
     """Two checkers left on the 1-point and 6-6: both come off with the first two steps, the game is won; a beam of
     1 must keep that play, though a position with checkers left could have played all four steps."""
-    tables, extra = _tables()
+    tables, extra = pubeval_tables()
     b = np.zeros(26, np.int8)
     b[1] = 2
     b[20] = -5

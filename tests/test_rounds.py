@@ -1,7 +1,5 @@
 """The rounds pipeline: positions, 1-ply labels, fit, duel; resumable and reproducible from a seed."""
 
-import json
-
 import numpy as np
 import pytest
 import torch
@@ -9,7 +7,12 @@ import torch
 from bgnet.core import _game_kernels as gk
 from bgnet.nets.model import BgNet, ModelConfig, load_net, save_checkpoint
 from bgnet.play.search import evaluate_boards
-from bgnet.trainer.rounds import RoundsConfig, collect_positions, label_positions, main, probs_fn_of, run_rounds
+from bgnet.cli.rounds import main
+from bgnet.trainer.inference import probs_fn_of
+from bgnet.trainer.round_config import RoundsConfig
+from bgnet.trainer.round_labels import label_positions
+from bgnet.trainer.round_positions import collect_positions
+from bgnet.trainer.rounds import run_rounds
 
 SMALL = dict(rounds=2, positions=200, epochs=1, duel_pairs=20, batch_games=16, seed=3)
 
@@ -54,12 +57,12 @@ def test_rounds_resume_and_reproduce(init, tmp_path):
 
 
 def test_labels_in_parts_resume_and_do_not_depend_on_workers(init, tmp_path, monkeypatch):
-    import bgnet.trainer.rounds as rounds_mod
+    import bgnet.trainer.round_labels as labels_mod
 
     cfg = RoundsConfig(**{**SMALL, "rounds": 1, "positions": 90, "label_chunk": 40})
     whole = run_rounds(str(init), tmp_path / "a", cfg, log=lambda s: None)
     # interrupted after its first part, then resumed on two workers: the same labels, the first part not redone
-    real, calls = rounds_mod.label_positions, []
+    real, calls = labels_mod.label_positions, []
 
     def once_then_fail(*args, **kwargs):
         calls.append(len(args[1]))
@@ -67,11 +70,11 @@ def test_labels_in_parts_resume_and_do_not_depend_on_workers(init, tmp_path, mon
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rounds_mod, "label_positions", once_then_fail)
+    monkeypatch.setattr(labels_mod, "label_positions", once_then_fail)
     with pytest.raises(KeyboardInterrupt):
         run_rounds(str(init), tmp_path / "b", cfg, log=lambda s: None)
     assert sorted(p.name for p in (tmp_path / "b").glob("labels_001_part_*")) == ["labels_001_part_000.npz"]
-    monkeypatch.setattr(rounds_mod, "label_positions", lambda *a, **k: calls.append(len(a[1])) or real(*a, **k))
+    monkeypatch.setattr(labels_mod, "label_positions", lambda *a, **k: calls.append(len(a[1])) or real(*a, **k))
     again = run_rounds(str(init), tmp_path / "b", RoundsConfig(**{**SMALL, "rounds": 1, "positions": 90,
                                                                   "label_chunk": 40, "workers": 2}), log=lambda s: None)
     assert calls == [40, 40, 40, 10]  # part 0, the failed part 1, then parts 1 and 2 only
@@ -86,7 +89,9 @@ def test_labels_in_parts_resume_and_do_not_depend_on_workers(init, tmp_path, mon
 
 def test_a_fit_window_fits_a_round_on_its_own_and_the_earlier_rounds_labels(init, tmp_path):
     from bgnet.nets.model import net_from_checkpoint, read_checkpoint
-    from bgnet.trainer.rounds import fit_copy, round_seed, window_labels
+    from bgnet.trainer.round_config import round_seed
+    from bgnet.trainer.round_fit import fit_copy
+    from bgnet.trainer.round_labels import window_labels
 
     out = tmp_path / "w"
     run_rounds(str(init), out, RoundsConfig(**{**SMALL, "rounds": 1}), log=lambda s: None)
@@ -112,7 +117,9 @@ def test_refit_fits_a_rounds_labels_again_into_another_start_window_or_width(ini
     """``refit`` is round R's fit with another start, window or width: the same net ``fit_copy`` makes of the
     window's labels with the run's settings and round R's fit seed; a folder without a run, a round without
     labels or a narrower width gets exit code 2, one sentence and no file."""
-    from bgnet.trainer.rounds import fit_copy, round_seed, window_labels
+    from bgnet.trainer.round_config import round_seed
+    from bgnet.trainer.round_fit import fit_copy
+    from bgnet.trainer.round_labels import window_labels
 
     out = tmp_path / "run"
     run_rounds(str(init), out, RoundsConfig(**SMALL), log=lambda s: None)
@@ -171,6 +178,17 @@ def test_cli_refuses_other_settings_in_the_same_folder(init, tmp_path, capsys):
     assert "loss 'hinge' is not one of mse, outcomes" in capsys.readouterr().err
 
 
+def test_the_module_still_runs_as_the_command_line(tmp_path):
+    """``python -m bgnet.trainer.rounds`` starts ``bgnet.cli.rounds``: a missing checkpoint is one sentence, status 2."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "bgnet.trainer.rounds", "widen", str(tmp_path / "none.pt"),
+                        str(tmp_path / "out.pt")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stderr.startswith("bgnet.trainer.rounds widen: error: checkpoint")
+    assert "does not exist" in r.stderr and not (tmp_path / "out.pt").exists()
+
+
 def test_average_and_committee_commands_write_the_combined_net(init, tmp_path, capsys):
     """``average`` and ``committee`` write loadable nets of the given checkpoints; a net that does not fit
     the others, or a missing file, gets exit code 2 and one sentence."""
@@ -198,7 +216,7 @@ def test_a_round_can_fit_a_wider_student_with_a_cosine_rate(init, tmp_path, caps
     """``--hidden 24`` fits a Net2Net-widened copy (the round's net and the next current net are 24 wide) and
     ``--schedule cosine`` ends the fit at a rate of 0; a width list that is not one, or another schedule, is
     refused with one sentence and exit code 2."""
-    from bgnet.trainer.rounds import fit_copy
+    from bgnet.trainer.round_fit import fit_copy
 
     cfg = RoundsConfig(**{**SMALL, "rounds": 1, "hidden": "24", "schedule": "cosine"})
     run_rounds(str(init), tmp_path / "w", cfg, log=lambda _: None)
@@ -247,7 +265,7 @@ def test_candidates_are_the_best_plays_afterstates_turned_round(init):
     """With k = 1 each candidate is, turned round, the 0-ply best play of its board for one of the 21 rolls;
     with k = 3 every candidate is a legal afterstate of its board, at most 3 a board, none of a finished game;
     the same seed gives the same candidates."""
-    from bgnet.trainer.rounds import candidate_positions
+    from bgnet.trainer.round_positions import candidate_positions
 
     fn = probs_fn_of(load_net(init))
     base = collect_positions(fn, 3, seed=5, batch_games=4)
@@ -267,7 +285,7 @@ def test_candidates_are_the_best_plays_afterstates_turned_round(init):
 def test_grouped_candidates_are_whole_groups_of_one_boards_best_plays(init, tmp_path):
     """grouped=True: n // k groups of k consecutive rows, each the k best 0-ply plays of one board for one
     roll, best first; a rank-weighted round labels whole groups and fits them."""
-    from bgnet.trainer.rounds import candidate_positions
+    from bgnet.trainer.round_positions import candidate_positions
 
     fn = probs_fn_of(load_net(init))
     base = collect_positions(fn, 6, seed=5, batch_games=4)
@@ -282,21 +300,34 @@ def test_grouped_candidates_are_whole_groups_of_one_boards_best_plays(init, tmp_
     assert state.done[0]["positions"] == 40 and np.isfinite(state.done[0]["fit_mse"])
 
 
-def test_netset_duel_plays_the_deals_of_a_paired_duel(init):
-    from bgnet.sim.duel import NeuralScorer, paired_duel
+def test_netset_duel_plays_the_deals_of_a_paired_duel(init, tmp_path, capsys):
+    """``rounds duel`` plays agent ``netset[-no-bearoff]:CKPT`` (``load_agent``) on a paired duel's deals: a
+    single-net checkpoint without the database scores what its net scores in ``paired_duel``; a missing
+    checkpoint is one sentence and exit status 2."""
+    from bgnet.play.agents import load_agent
+    from bgnet.play.netset_agent import NetSetAgent
     from bgnet.play.scorers import PubevalScorer
-    from bgnet.trainer.rounds import duel_netset
+    from bgnet.sim.duel import NeuralScorer, paired_duel
+    from bgnet.sim.runner import DuelSpec, run_duel
 
-    ours = duel_netset(str(init), "pubeval", 40, seed=9, bearoff=False, chunk=7)
+    agent = load_agent(f"netset-no-bearoff:{init}@0")
+    assert isinstance(agent, NetSetAgent) and not agent.netset.bearoff and set(agent.netset.nets) == {"contact"}
+    assert load_agent(f"netset:{init}").netset.bearoff and load_agent(f"NetSet:{init}@1").ply == 1
+    ours = run_duel(DuelSpec(f"netset-no-bearoff:{init}", "pubeval", 20, 9), progress=False)
     ref = paired_duel(NeuralScorer(probs_fn_of(load_net(init))), PubevalScorer(), 20, 9)
     assert ours.games == 40 and ours.ppg == pytest.approx(ref.ppg)
+    assert main(["duel", str(init), "pubeval", "--games", "40", "--seed", "9", "--no-bearoff"]) == 0
+    out = capsys.readouterr().out
+    assert f"(nets only) vs pubeval: 40 games, seed 9: {ours.ppg:+.3f} +- {ours.ci95:.3f} ppg" in out
+    assert main(["duel", str(tmp_path / "none.pt"), "pubeval"]) == 2
+    assert "bgnet.trainer.rounds duel: error: checkpoint" in capsys.readouterr().err
 
 
 def test_a_kind_round_fits_only_that_kinds_net(init, tmp_path):
     """kind="race": race positions only, fitted into a race net of a NetSet; the contact net stays as it was."""
     from bgnet.features.encoding import KINDS, position_kinds
     from bgnet.nets.model import load_netset
-    from bgnet.trainer.rounds import collect_kind_positions
+    from bgnet.trainer.round_positions import collect_kind_positions
 
     fn = probs_fn_of(load_net(init))
     race = collect_kind_positions(fn, 60, seed=4, kind="race", batch_games=16)

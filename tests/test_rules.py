@@ -74,6 +74,19 @@ def test_opening_roll_is_seeded() -> None:
     assert a == b
 
 
+def test_roll_opening_says_who_moves_first_and_keeps_the_ties() -> None:
+    from bgnet.core.rules import OpeningRoll, roll_opening
+
+    pairs = iter([(4, 4), (2, 5), (6, 1)])
+    assert roll_opening(lambda: next(pairs)) == OpeningRoll(first=1, dice=(5, 2), tries=((4, 4), (2, 5)))
+    # A generator draws two dice per try, exactly as a callable drawing from the same generator.
+    rng, same = np.random.default_rng(11), np.random.default_rng(11)
+    drawn = [roll_opening(rng) for _ in range(50)]
+    assert drawn == [roll_opening(lambda: tuple(int(x) for x in same.integers(1, 7, size=2))) for _ in range(50)]
+    assert any(len(o.tries) > 1 for o in drawn) and {o.first for o in drawn} == {0, 1}
+    assert all(o.dice == (max(o.tries[-1]), min(o.tries[-1])) for o in drawn)
+
+
 # -- Position.outcome and Position.play -----------------------------------------
 
 

@@ -86,7 +86,7 @@ def test_hint_equals_the_cli_plus_steps(client: TestClient, position: str, dice:
                                         cubeful: bool) -> None:
     """Same fields and numbers as ``bgnet hint --json``; each play's steps lead to its afterstate."""
     params: dict[str, Any] = {"position": position, "ply": ply, "cubeful": cubeful}
-    args = ["hint", position, "--ply", str(ply)] + (["--cubeful"] if cubeful else [])
+    args = ["hint", position, "--ply", str(ply)] + (["--cubeful"] if cubeful else ["--cubeless"])
     if dice:
         params["dice"] = dice
         args.insert(2, dice)
@@ -177,14 +177,37 @@ def test_deep_work_beyond_the_limit_is_refused_not_queued(client: TestClient, en
     assert res.status_code == 200 and res.json()["ply"] == 2
 
 
-def test_an_unexpected_failure_is_a_500_sentence_without_traceback(engine: Engine) -> None:
+@pytest.mark.parametrize("bug", [RuntimeError, ValueError, TypeError])
+def test_an_unexpected_failure_is_a_500_sentence_without_traceback(engine: Engine, bug: type) -> None:
+    """Only a BgnetError is the client's fault: a plain ValueError deep inside is a bug (500), not a 400."""
     def broken(boards: Any) -> Any:
-        raise RuntimeError("the net exploded\nTraceback (most recent call last): ...")
+        raise bug("the net exploded\nTraceback (most recent call last): ...")
 
     app = create_app(engine=Engine(CONFIG, probs_fn=broken), warm=False)
     with TestClient(app, raise_server_exceptions=False) as c:
         msg = refused(c.get("/api/hint", params={"position": START_ID, "dice": "31"}), 500)
-    assert "RuntimeError" in msg and "exploded" not in msg
+    assert bug.__name__ in msg and "exploded" not in msg
+
+
+def test_a_bgnet_error_from_deep_inside_is_a_400_with_its_sentence() -> None:
+    from bgnet import SearchError
+
+    def refusing(boards: Any) -> Any:
+        raise SearchError("these boards cannot be searched")
+
+    app = create_app(engine=Engine(CONFIG, probs_fn=refusing), warm=False)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        msg = refused(c.get("/api/hint", params={"position": START_ID, "dice": "31"}), 400)
+    assert msg == "these boards cannot be searched"
+
+
+@pytest.mark.parametrize("fields", [{"max_ply": 9}, {"play_ply": 3}, {"deep_jobs": 0}])
+def test_bad_server_settings_are_a_bgnet_error(fields: dict[str, int]) -> None:
+    from bgnet import BgnetError, ServeConfigError
+
+    with pytest.raises(ServeConfigError) as caught:
+        ServeConfig(**fields)
+    assert isinstance(caught.value, BgnetError) and "\n" not in str(caught.value)
 
 
 def test_rollout_equals_the_cli_and_is_capped(client: TestClient) -> None:
@@ -194,6 +217,12 @@ def test_rollout_equals_the_cli_and_is_capped(client: TestClient) -> None:
     assert res.status_code == 200, res.text
     assert res.json() == cli_json("rollout", pid, "42", "--trials", "36", "--truncate", "3", "--seed", "7",
                                   "--no-progress")
+    hint = client.get("/api/hint", params={"position": pid, "dice": "42", "ply": 0}).json()
+    after = {m["move"]: m["position_id"] for m in hint["moves"]}
+    rolled = res.json()["moves"]  # the hint's names: move, its afterstate's position_id, probs, equity
+    assert rolled and all(after[m["move"]] == m["position_id"] for m in rolled)
+    assert all(set(m["probs"]) == set(hint["moves"][0]["probs"]) for m in rolled)
+    assert res.json()["partial"] is False and res.json()["trials_done"] == 36
     cap = ServeConfig().rollout_max_trials
     assert str(cap) in refused(client.post("/api/rollout", json=dict(body, trials=cap + 1)), 400)
     refused(client.post("/api/rollout", json=dict(body, ply=2)), 422)
@@ -260,6 +289,14 @@ def test_a_match_against_the_bot_follows_the_rules_and_replays_from_its_seed(cli
     wins = [e for a in answers for e in a["events"] if e["action"] == "win"]
     assert sum(e["points"] for e in wins) == sum(final["score"].values())
     assert play_out(client, length=3, seed=11) == answers  # the same seed, the same match
+
+
+def test_the_opening_roll_of_a_seed_is_kept(client: TestClient) -> None:
+    # Seed 34 ties three times, then the player's 5 beats bgnet's 2; seed 11 ties twice and bgnet's 6 wins.
+    for seed, dice, who in ((34, [5, 2], "you"), (11, [1, 6], "bgnet")):
+        a = client.post("/api/play", json={"action": "new", "length": 0, "seed": seed}).json()
+        opening = next(e for e in a["events"] if e["action"] == "opening")
+        assert (opening["dice"], opening["who"]) == (dice, who)
 
 
 def test_bot_moves_are_its_best_plays(client: TestClient, engine: Engine) -> None:

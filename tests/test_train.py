@@ -62,7 +62,10 @@ def test_bad_config_is_refused_with_one_sentence(tmp_path):
     r = run_train("--config", str(bad))
     assert r.returncode == 2 and "not valid TOML" in r.stderr
     r = run_train("--config", "nope.toml")
-    assert r.returncode == 2 and "does not exist" in r.stderr
+    assert r.returncode == 2 and "is neither a file nor a bundled config" in r.stderr
+    assert r.stderr.startswith("python -m train: error: ")  # the repository's entry point names itself
+    r = run_train("--config", "quick", "--seed=-1")
+    assert r.returncode == 2 and "seed must not be negative, got -1" in r.stderr
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"junk")
     r = run_train("--resume", str(junk))
@@ -119,10 +122,15 @@ def test_run_folders_carry_the_seed_and_the_time_unless_out_is_given(tmp_path):
     assert run_folder(cfg, str(tmp_path / "mine"), None) == tmp_path / "mine"
     ckpt = tmp_path / "r" / "last.pt"
     assert run_folder(cfg, None, str(ckpt)) == (tmp_path / "r").resolve()  # a resume stays in its folder
-    # Through `bgnet train` from another folder: the run lands in ./runs/<name>__<seed>__<time>/.
-    r = subprocess.run([sys.executable, "-m", "bgnet", "train", "--config", str(ROOT / "configs" / "quick.toml"),
+    # Through `bgnet train` from another folder, the bundled config by name: the run lands in
+    # ./runs/<name>__<seed>__<time>/.
+    r = subprocess.run([sys.executable, "-m", "bgnet", "train", "--config", "quick",
                         *TINY, "--games=16", "--seed=5", "--run_name=named"], cwd=tmp_path, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     [made] = (tmp_path / "runs").iterdir()
     assert made.name.startswith("named__5__") and (made / "last.pt").is_file()
+    assert read_checkpoint(made / "last.pt")["config"]["hidden"] == [8]  # quick.toml, then the overrides
+    r = subprocess.run([sys.executable, "-m", "bgnet", "train", "--config", "no_such_config"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and r.stderr.startswith("bgnet train: error: config 'no_such_config' is neither")

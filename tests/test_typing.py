@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_mypy_reports_no_errors_in_bgnet() -> None:
-    """The library type-checks cleanly (STYLE.md principle 15), so new code keeps its hints honest."""
+    """The library type-checks cleanly (the library is typed), so new code keeps its hints honest."""
     pytest.importorskip("mypy")
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "bgnet"], capture_output=True, text=True, cwd=ROOT, timeout=600

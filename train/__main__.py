@@ -1,7 +1,7 @@
-"""``python -m train --config configs/NAME.toml [--key=value ...]``: a thin entry point for ``bgnet train``."""
+"""``python -m train --config NAME [--key=value ...]``: a thin entry point for ``bgnet train`` in the repository."""
 
 import sys
 
-from bgnet.trainer.selfplay import main
+from bgnet.cli.train import main
 
-sys.exit(main())
+sys.exit(main(prog="python -m train"))

@@ -11,12 +11,19 @@ loss per unforced move, cube = cube loss per close-or-actual cube decision
 (close: doubling costs less than 0.16), overall = both losses over both counts.
 PR (XG's performance rating) is taken as 500 x overall loss per decision, i.e.
 half the overall rate. Luck of a roll = the 0-ply equity of its best play minus
-the 1-ply equity of the position before it (the average over all rolls).
+the 1-ply equity of the position before it (the average over all rolls). Results
+are match winning chances in a match (``+12.3% MWC``) and points per game in money
+play (``ppg``), as gnubg shows them; they count finished games only, and a game a
+record leaves unfinished is named in the report. Moves are numbered as the lines of
+a ``.mat`` (``N)`` holds both players' N-th turns; "1)" the first roll), whatever the
+file's format. Each decision lists its options as gnubg does: deeper evaluations
+first, each depth best first by equity, the played one marked where it falls.
 
 The search is batched per game: one 0-ply pass over every candidate of every
 decision of the game, then per ply one ``search.evaluate_boards`` call per
 utility (score and cube) for the plays kept by the move filters (the played move
-always kept), and one call for all cube positions and one for all luck positions.
+always kept, with the first ``SHOWN`` plays ranked above it), and one call for all
+cube positions and one for all luck positions.
 """
 
 from __future__ import annotations
@@ -30,13 +37,16 @@ import numpy as np
 from bgnet.play import game as g
 from bgnet.cube.decision import cube_decision
 from bgnet.cube.match import MatchState
-from bgnet.io.matchfile import MatchRecord, ReplayedGame, replay_games
-from bgnet.core.movegen import legal_moves
+from bgnet.io.record import MatchRecord
+from bgnet.io.replay import ReplayedGame, replay_games
+from bgnet.core.movegen import legal_moves, roll_text
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs, flip_probs
 from bgnet.play.search import DEFAULT_FILTERS, MoveFilter, ProbsFn, Utility, evaluate_boards, utility_for
 
+SHOWN = 5
+"""Options listed per decision, besides the played one when it ranks lower (gnubg's default)."""
 MARKS: tuple[tuple[float, str], ...] = ((0.16, "very bad"), (0.08, "bad"), (0.04, "doubtful"))
 """Loss thresholds (EMG) of GNU Backgammon's marks, worst first."""
 CLOSE_CUBE = 0.16
@@ -52,6 +62,27 @@ def mark_of(loss: float) -> str:
         if loss >= limit - 1e-9:
             return name
     return ""
+
+
+def count_of(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1: "1 game", "2 games"."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def format_result(value: float, money: bool) -> str:
+    """A result as gnubg shows it: MWC over the 50% start in percent (``+12.3% MWC``), or ``+0.123 ppg``."""
+    return f"{value:+.3f} ppg" if money else f"{100.0 * value:+.1f}% MWC"
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One option of a decision as listed: its rank (1 = best), text, equity (EMG) and the depth it was rated at."""
+
+    rank: int
+    choice: str
+    equity: float
+    ply: int
+    played: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,8 +109,10 @@ class Decision:
     """Equity of the played choice for the player (EMG), at the ply of the analysis."""
     luck: float = 0.0
     """Luck of the roll (moves only), EMG."""
-    alternatives: tuple[tuple[str, float], ...] = ()
-    """The best few plays (or cube options) with their equities."""
+    alternatives: tuple[Alternative, ...] = ()
+    """The best ``SHOWN`` options in rank order, and the played one (marked) where it falls below them."""
+    played_rank: int = 1
+    """Rank of the played option among all options (1 = the best)."""
 
 
 @dataclass
@@ -96,11 +129,11 @@ class PlayerStats:
     luck: float = 0.0
     """Total luck, EMG."""
     luck_points: float = 0.0
-    """Total luck in result units: match winning chance in a match, points in money play."""
+    """Total luck of the finished games in result units: match winning chance in a match, points in money play."""
     rolls: int = 0
     marks: dict[str, int] = field(default_factory=lambda: {"doubtful": 0, "bad": 0, "very bad": 0})
     result: float = 0.0
-    """Actual result: MWC gained over the 50% start in a match, points per game in money play."""
+    """Actual result of the finished games: MWC gained over the 50% start in a match, points per game in money."""
 
     @property
     def checker_error_rate_memg(self) -> float:
@@ -142,10 +175,28 @@ class MatchAnalysis:
     luck_adjusted: tuple[float, float]
     """Actual result minus own luck plus the opponent's (MWC in a match, points per game in money)."""
 
+    @property
+    def unfinished_games(self) -> tuple[int, ...]:
+        """Numbers of the games the record leaves without a result (a file cut off, a game quit)."""
+        return tuple(rec.number for rec in self.match.games if rec.winner is None)
+
+    def warning(self) -> str:
+        """One sentence on the unfinished games, or "" when every game has a result."""
+        numbers = self.unfinished_games
+        if not numbers:
+            return ""
+        one = len(numbers) == 1
+        games = ("game " if one else "games ") + ", ".join(map(str, numbers))
+        return (f"Warning: {games} {'is' if one else 'are'} unfinished (the record ends before a result): "
+                f"{'its' if one else 'their'} decisions are rated, but the results count finished games only.")
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: per player the summary fields and his decisions."""
+        """JSON-ready: per player the summary fields and his decisions; results carry their unit in the key."""
+        unit = "ppg" if self.match.match_length == 0 else "mwc_percent"
+        scale = 1.0 if self.match.match_length == 0 else 100.0
         out: dict[str, Any] = {"match_length": self.match.match_length, "ply": self.ply,
-                               "games": len(self.match.games), "players": []}
+                               "games": len(self.match.games), "unfinished_games": list(self.unfinished_games),
+                               "players": []}
         for seat, p in enumerate(self.players):
             out["players"].append({
                 "name": p.name, "total_moves": p.total_moves, "unforced_moves": p.unforced_moves,
@@ -155,8 +206,8 @@ class MatchAnalysis:
                 "cube_error_rate_memg": round(p.cube_error_rate_memg, 2),
                 "overall_error_rate_memg": round(p.overall_error_rate_memg, 2), "pr": round(p.pr, 2),
                 "marks": dict(p.marks), "luck_total_emg": round(p.luck, 6),
-                "luck_rate_memg": round(p.luck_rate_memg, 2), "actual_result": round(p.result, 6),
-                "luck_adjusted_result": round(self.luck_adjusted[seat], 6),
+                "luck_rate_memg": round(p.luck_rate_memg, 2), f"actual_result_{unit}": round(scale * p.result, 6),
+                f"luck_adjusted_result_{unit}": round(scale * self.luck_adjusted[seat], 6),
                 "decisions": [_decision_dict(d) for d in self.decisions if d.player == seat],
             })
         return out
@@ -165,7 +216,6 @@ class MatchAnalysis:
         """A text summary in the manner of gnubg's match statistics, and the marked decisions."""
         a, b = self.players
         money = self.match.match_length == 0
-        unit = "points/game" if money else "MWC"
         rows = [("Total moves", a.total_moves, b.total_moves), ("Unforced moves", a.unforced_moves, b.unforced_moves),
                 ("Close or actual cube decisions", a.close_cube_decisions, b.close_cube_decisions),
                 ("Moves marked doubtful", a.marks["doubtful"], b.marks["doubtful"]),
@@ -175,16 +225,19 @@ class MatchAnalysis:
                 ("Overall error rate mEMG", f"{a.overall_error_rate_memg:.1f}", f"{b.overall_error_rate_memg:.1f}"),
                 ("PR", f"{a.pr:.1f}", f"{b.pr:.1f}"),
                 ("Luck rate mEMG", f"{a.luck_rate_memg:+.1f}", f"{b.luck_rate_memg:+.1f}"),
-                (f"Luck adjusted result ({unit})", f"{self.luck_adjusted[0]:+.3f}", f"{self.luck_adjusted[1]:+.3f}")]
+                ("Actual result", format_result(a.result, money), format_result(b.result, money)),
+                ("Luck adjusted result", format_result(self.luck_adjusted[0], money),
+                 format_result(self.luck_adjusted[1], money))]
         what = "money session" if money else f"{self.match.match_length}-point match"
-        lines = [f"Analysis of a {what}, {len(self.match.games)} games, at {self.ply} ply", "",
-                 f"{'':34}{a.name:>16}{b.name:>16}"]
+        lines = [f"Analysis of a {what}, {count_of(len(self.match.games), 'game')}, at {self.ply} ply"]
+        lines += [self.warning()] if self.unfinished_games else []
+        lines += ["", f"{'':34}{a.name:>16}{b.name:>16}"]
         lines += [f"{label:34}{x!s:>16}{y!s:>16}" for label, x, y in rows]
         marked = [d for d in self.decisions if d.mark]
         if marked:
             lines += ["", "Marked decisions:"]
             for d in marked:
-                dice = f" {d.dice[0]}{d.dice[1]}" if d.dice else ""
+                dice = f" {roll_text(d.dice, sep='')}" if d.dice else ""
                 lines.append(f"  game {d.game}, move {d.move_number}, {self.players[d.player].name}{dice}: "
                              f"played {d.played or '(no play)'}, best {d.best or '(no play)'}, "
                              f"-{d.loss:.3f} ({d.mark})  {d.position_id}")
@@ -197,7 +250,7 @@ def _decision_dict(d: Decision) -> dict[str, Any]:
     out["loss"] = round(d.loss, 6)
     out["equity"] = round(d.equity, 6)
     out["luck"] = round(d.luck, 6)
-    out["alternatives"] = [{"choice": c, "equity": round(e, 6)} for c, e in d.alternatives]
+    out["alternatives"] = [dict(asdict(a), equity=round(a.equity, 6)) for a in d.alternatives]
     return out
 
 
@@ -259,7 +312,12 @@ def _rank_game(fn: ProbsFn, items: list[_Checker], ply: int,
             idx = np.arange(it.lo, it.lo + len(it.moves))
             alive = idx[depth[idx] == level - 1]
             keep = set((alive[f.select(values[alive])]).tolist())
-            keep.add(it.lo + it.played)
+            played = it.lo + it.played
+            keep.add(played)
+            # The played move goes deeper whatever its rank: so do the listed plays ranked above it, which then
+            # compare with it at one depth (its rank in the list is where it falls).
+            top = alive[np.argsort(-values[alive], kind="stable")[:SHOWN]]
+            keep.update(top[values[top] > values[played]].tolist())
             by_util.setdefault(k, []).extend(sorted(keep))
         for k, rows in by_util.items():
             mover, opp = utils[k]
@@ -318,12 +376,14 @@ def analyse_game(fn: ProbsFn, replayed: ReplayedGame, ply: int = 2,
         mover, _ = _util_pair(it.state)
         luck = float(mover.of(flip_probs(evaluate_boards(fn, _swapped(it.moves), 0))).max() - before_vals[j])
         st = steps[it.step_index]
+        alternatives = tuple(Alternative(k + 1, it.moves[r].text, float(values[r]), int(depth[r]), r == it.played)
+                             for k, r in enumerate(order) if k < SHOWN or r == it.played)
         decisions[(it.step_index, 1)] = Decision(
             game=number, move_number=st.action.number, player=st.action.player, kind="move",
             position_id=it.pos.position_id(), dice=it.dice, played=it.moves[it.played].text,
             best=it.moves[best].text, loss=loss, mark=mark_of(loss) if len(it.moves) > 1 else "",
             unforced=len(it.moves) > 1, equity=float(values[it.played]), luck=luck,
-            alternatives=tuple((it.moves[r].text, float(values[r])) for r in order[:5]))
+            alternatives=alternatives, played_rank=order.index(it.played) + 1)
         eq = float(values[it.played])
         curve.append(eq if st.action.player == 0 else -eq)
 
@@ -362,6 +422,7 @@ def analyse_game(fn: ProbsFn, replayed: ReplayedGame, ply: int = 2,
             nd, dv = cd.equity_no_double, _double_value(cd)
             st = steps[i]
             word = "redouble" if s.cube_owner == "me" else "double"
+            dt, dp = cd.equity_double_take or 0.0, cd.equity_double_pass or 0.0
             if did in ("no double", "double"):
                 best_word = word if dv > nd else f"no {word}"
                 optimal = max(nd, dv)
@@ -369,22 +430,28 @@ def analyse_game(fn: ProbsFn, replayed: ReplayedGame, ply: int = 2,
                 loss = max(0.0, optimal - chosen)
                 close = did == "double" or (r in deep and optimal - dv < CLOSE_CUBE)
                 choice = word if did == "double" else f"no {word}"
-                alts: tuple[tuple[str, float], ...] = ((f"no {word}", nd), (f"{word}, take", cd.equity_double_take or 0.0),
-                                                       (f"{word}, pass", cd.equity_double_pass or 0.0))
+                # gnubg's order: no double and the double as answered best, by value; the other answers last.
+                answer = cd.response if cd.response == "beaver" else "take" if dt <= dp else "pass"
+                lines = {"take": dt, "pass": dp, "beaver": dv}
+                first = sorted([(f"no {word}", nd), (f"{word}, {answer}", dv)], key=lambda o: -o[1])
+                rest = [(f"{word}, {a}", lines[a]) for a in ("take", "pass") if a != answer]
+                mine = f"{word}, {answer}" if did == "double" else f"no {word}"
+                alts = [(c, e, c == mine) for c, e in first + rest] if math.isfinite(dv) else [(mine, nd, True)]
                 kind = "cube"
             else:
-                dt, dp = cd.equity_double_take or 0.0, cd.equity_double_pass or 0.0
                 took = did in ("take", "beaver")
                 best_word = "take" if dt <= dp else "pass"
                 loss = max(0.0, (dt - dp) if took else (dp - dt))
                 close, choice, kind = True, {"take": "take", "drop": "pass", "beaver": "beaver"}[did], "response"
-                alts = (("take", -dt), ("pass", -dp))
+                alts = sorted([("take", -dt, took), ("pass", -dp, not took)], key=lambda o: -o[1])
                 chosen = -dt if took else -dp
+            at = ply if r in deep else max(0, ply - 1)
             decisions[(i, 0)] = Decision(
                 game=number, move_number=st.action.number, player=st.action.player, kind=kind,
                 position_id=p.position_id(), dice=None, played=choice, best=best_word, loss=float(loss),
                 mark=mark_of(loss) if close else "", unforced=bool(close), equity=float(chosen),
-                alternatives=tuple((c, float(e)) for c, e in alts))
+                alternatives=tuple(Alternative(k, c, float(e), at, mine) for k, (c, e, mine) in enumerate(alts, 1)),
+                played_rank=next(k for k, (_c, _e, mine) in enumerate(alts, 1) if mine))
     # A "no double" decision comes before its roll: order by step, the cube first.
     ordered = [decisions[k] for k in sorted(decisions)]
     return ordered, curve
@@ -432,6 +499,8 @@ def analyse_match(fn: ProbsFn, match: MatchRecord, ply: int = 2,
                 p.cube_loss += d.loss if d.unforced else 0.0
             if d.mark:
                 p.marks[d.mark] += 1
+        if rg.record.winner is None:
+            continue  # the results (and their luck) count finished games only
         # Luck in result units, with the state of each roll.
         for st, d in zip([s for s in rg.steps if s.action.kind == "move"], [d for d in decisions if d.kind == "move"]):
             s = st.before.match_state()
@@ -443,8 +512,9 @@ def analyse_match(fn: ProbsFn, match: MatchRecord, ply: int = 2,
                 l1 = met.after_game(s.away_me, s.away_opp - s.cube_value, s.crawford_done)
                 scale = (w1 - l1) / 2.0
             players[d.player].luck_points += d.luck * scale
-    # Actual results.
+    # Actual results, of the finished games.
     n = match.match_length
+    finished = max(1, sum(1 for rec in match.games if rec.winner is not None))
     if n:
         final = [0, 0]
         for rec in match.games:
@@ -460,8 +530,7 @@ def analyse_match(fn: ProbsFn, match: MatchRecord, ply: int = 2,
             if rec.winner is not None:
                 pts[rec.winner] += rec.points
                 pts[1 - rec.winner] -= rec.points
-        games = max(1, len(match.games))
-        players[0].result, players[1].result = pts[0] / games, pts[1] / games
-    per = 1.0 if n else 1.0 / max(1, len(match.games))
+        players[0].result, players[1].result = pts[0] / finished, pts[1] / finished
+    per = 1.0 if n else 1.0 / finished
     adj0 = players[0].result - per * (players[0].luck_points - players[1].luck_points)
     return MatchAnalysis(match, ply, tuple(all_decisions), players, tuple(curves), (adj0, -adj0))

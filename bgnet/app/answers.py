@@ -1,30 +1,29 @@
-"""Answers shared by the command line and the web server: the position parser, ``bgnet hint`` / ``cube`` / ``moves``.
+"""Answers shared by the command line and the web server: ``bgnet moves`` / ``hint`` / ``cube`` / ``rollout``.
 
-``bgnet.cli.main`` prints these answers and ``bgnet.serve`` returns them as JSON, so
-both front ends call the same functions with the same arguments (an
-``argparse.Namespace`` of the ``hint`` or ``cube`` subcommand, declared here):
-their output stays identical by construction. Bad input raises ``CliError``, one
-sentence (exit status 2 on the command line, HTTP 400 from the server).
+``bgnet.cli.main`` prints these answers and ``bgnet.serve`` returns them as JSON;
+both front ends build the same typed request (``bgnet.app.requests``) and call the
+same function here, so their output stays identical by construction. A request
+that cannot be answered raises a ``BgnetError``, one sentence (exit status 2 on the
+command line, HTTP 400 from the server).
 """
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from bgnet.core.errors import BgnetError
+from bgnet.app.requests import (DEFAULT_PLY, CubeRequest, HintRequest, MovesRequest, PositionRequest, RequestError,
+                                RolloutRequest, SearchRequest)
 
 if TYPE_CHECKING:  # heavy or unused at run time: imported inside the functions
     import numpy as np
 
-    from bgnet.play.hint import CubeHint, MoveHints
-    from bgnet.cube.match import MatchState
     from bgnet.core.notation import Move
     from bgnet.core.position import Position
-
-
-class CliError(BgnetError):
-    """A request (command-line arguments, or the same fields from the server) answered with one sentence."""
+    from bgnet.cube.match import MatchState
+    from bgnet.play.base_agent import BaseAgent
+    from bgnet.play.hint import CubeHint, MoveHints
+    from bgnet.sim.rollout import RolloutResult
 
 
 def moves_to_dict(pos: Position, dice: tuple[int, int], moves: Sequence[Move]) -> dict[str, object]:
@@ -44,160 +43,170 @@ def moves_to_dict(pos: Position, dice: tuple[int, int], moves: Sequence[Move]) -
     }
 
 
+def moves_of(request: MovesRequest) -> tuple[Position, tuple[int, int], list[Move]]:
+    """The position, the dice (higher die first) and every legal play of ``request`` (``bgnet moves``,
+    ``/api/moves``); a finished game or dice that contradict an XGID's are refused as ``bgnet hint`` refuses them."""
+    from bgnet.core.movegen import legal_moves
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--ply`` and ``--model``."""
-    parser.add_argument("--ply", type=int, default=2, metavar="N",
-                        help="search depth: 0 (the net alone, fastest), 1 or 2 plies (default 2, about a second)")
-    parser.add_argument("--model", metavar="PATH", default=None,
-                        help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
-
-
-def add_money_rule_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--jacoby/--no-jacoby`` and ``--beavers/--no-beavers`` for money positions (defaults as gnubg: both on)."""
-    parser.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=None,
-                        help="money play: gammons count single until the cube is turned (default: on, or as the ID says)")
-    parser.add_argument("--beavers", action=argparse.BooleanOptionalAction, default=None,
-                        help="money play: a doubled player may beaver (default: allowed, or as an XGID says)")
+    pos = playable_position(request.position)
+    dice = given_dice(request.dice, dice_in_id(request.position))
+    assert dice is not None
+    return pos, dice, legal_moves(pos, dice)
 
 
-def with_money_rules(args: argparse.Namespace, state: MatchState | None, from_xgid: bool) -> MatchState:
-    """The money rules of the hint: gnubg's defaults (Jacoby on, beavers allowed), the ID's, or the flags'."""
-    from dataclasses import replace
-
-    from bgnet.cube.match import MatchState
-
-    if state is not None and not state.is_money:
-        if args.jacoby is not None or args.beavers is not None:
-            raise CliError("--jacoby and --beavers apply only to money play, not to a match score")
-        return state
-    if state is None:
-        state = MatchState(jacoby=True, beavers=True)
-    elif not from_xgid:  # a Match ID carries the Jacoby rule but not beavers
-        state = replace(state, beavers=True)
-    jacoby = state.jacoby if args.jacoby is None else args.jacoby
-    beavers = state.beavers if args.beavers is None else args.beavers
-    return replace(state, jacoby=jacoby, beavers=beavers, raccoons=state.raccoons and beavers)
+GAME_OVER = "the game in this position is over: one side has borne off all 15 checkers"
+"""Why a finished position gets no moves, hints, cube decisions or rollouts."""
 
 
-def is_xgid_source(args: argparse.Namespace) -> bool:
-    """Whether the score and cube come from an XGID (which records the beaver rule) rather than a Match ID."""
-    text = args.position.strip()
-    return bool(args.xgid) or text.upper().startswith("XGID=") or text.count(":") >= 9
-
-
-def add_match_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--match`` or ``--xgid`` for the score and cube."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--match", metavar="MATCHID", help="gnubg Match ID with the score and cube (default: money, cube centred)")
-    group.add_argument("--xgid", metavar="XGID", help="an XGID whose score and cube to use")
-
-
-def check_ply_arg(ply: int) -> int:
-    """``ply`` when the search supports it (checked before the model is loaded)."""
-    from bgnet.play.search import MAX_PLY
-
-    if not 0 <= ply <= MAX_PLY:
-        raise CliError(f"--ply must be from 0 to {MAX_PLY}, got {ply}")
-    return ply
-
-
-def position_and_state(args: argparse.Namespace) -> tuple[Position, MatchState | None, tuple[int, int] | None]:
-    """The position, the match state (from an XGID POSITION, a "PositionID:MatchID", --match or --xgid) and any dice they hold."""
-    from bgnet.core.formats import is_xgid as written_as_xgid
-    from bgnet.core.formats import parse_match_id, parse_xgid
-    from bgnet.cube.match import MatchState
+def playable_position(text: str) -> Position:
+    """The position ``text`` writes (Position ID, "PositionID:MatchID" or XGID); RequestError when its game is over."""
     from bgnet.core.position import Position
 
-    text = args.position.strip()
+    pos = Position.parse(text.strip())
+    if pos.is_game_over():
+        raise RequestError(GAME_OVER)
+    return pos
+
+
+def dice_in_id(text: str) -> tuple[int, int] | None:
+    """The dice an XGID or the Match ID of "PositionID:MatchID" holds (None when it holds none)."""
+    from bgnet.core.formats import is_xgid, parse_match_id, parse_xgid
+
+    text = text.strip()
+    if is_xgid(text):
+        dice = parse_xgid(text).dice
+    elif ":" in text:
+        dice = parse_match_id(text.split(":", 1)[1].strip()).dice
+    else:
+        return None
+    return dice if dice and dice != (0, 0) else None
+
+
+def given_dice(text: str | None, id_dice: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The roll to answer for, higher die first: the dice given, else the ID's; RequestError when both are given and
+    differ (the same roll in the other order is the same roll)."""
+    from bgnet.core.movegen import high_first, parse_dice, roll_text
+
+    if text is None:
+        return None if id_dice is None else high_first(id_dice)
+    dice = high_first(parse_dice(text))
+    if id_dice is not None and dice != high_first(id_dice):
+        raise RequestError(f"the dice {roll_text(dice)} contradict the dice {roll_text(id_dice)} the ID already "
+                           "holds: give the roll once (or the same roll)")
+    return dice
+
+
+def with_money_rules(request: SearchRequest, state: MatchState | None) -> MatchState:
+    """The money rules of the answer: gnubg's defaults (Jacoby on, beavers allowed), the ID's, or the request's."""
+    from bgnet.cube.match import CubeRules, MatchState
+
+    if state is not None and not state.is_money:
+        if request.jacoby is not None or request.beavers is not None:
+            raise RequestError("--jacoby and --beavers apply only to money play, not to a match score")
+        return state
+    if state is None:
+        state = MatchState(rules=CubeRules(jacoby=True, beavers=True))
+    elif not is_xgid_source(request):  # a Match ID carries the Jacoby rule but not beavers
+        state = replace(state, rules=replace(state.rules, beavers=True))
+    rules = state.rules
+    jacoby = rules.jacoby if request.jacoby is None else request.jacoby
+    beavers = rules.beavers if request.beavers is None else request.beavers
+    return replace(state, rules=replace(rules, jacoby=jacoby, beavers=beavers, raccoons=rules.raccoons and beavers))
+
+
+def is_xgid_source(request: PositionRequest) -> bool:
+    """Whether the score and cube come from an XGID (which records the beaver rule) rather than a Match ID."""
+    text = request.position.strip()
+    return bool(request.xgid) or text.upper().startswith("XGID=") or text.count(":") >= 9
+
+
+def position_and_state(request: PositionRequest) -> tuple[Position, MatchState | None, tuple[int, int] | None]:
+    """The position, the match state (from an XGID, "PositionID:MatchID", --match or --xgid) and the dice they hold."""
+    from bgnet.core.formats import is_xgid as written_as_xgid
+    from bgnet.core.formats import parse_match_id, parse_xgid
+    from bgnet.core.position import Position
+    from bgnet.cube.match import MatchState
+
+    text = request.position.strip()
     pos = Position.parse(text)
     is_xgid = written_as_xgid(text)
     match_id = text.split(":", 1)[1].strip() if ":" in text and not is_xgid else None
-    if (is_xgid or match_id) and (args.match or args.xgid):
-        raise CliError("POSITION already gives the score and cube, so --match and --xgid cannot be used with it")
+    if (is_xgid or match_id) and (request.match or request.xgid):
+        raise RequestError("POSITION already gives the score and cube, so --match and --xgid cannot be used with it")
     state, dice = None, None
-    if is_xgid or args.xgid:
-        xgid = text if is_xgid else args.xgid
+    if is_xgid or request.xgid:
+        xgid = text if is_xgid else str(request.xgid)
         state = MatchState.from_xgid(xgid)
         dice = parse_xgid(xgid).dice
-    elif match_id or args.match:
-        mid = match_id or args.match
+    elif match_id or request.match:
+        mid = match_id or str(request.match)
         state = MatchState.from_match_id(mid)
         dice = parse_match_id(mid).dice
     if pos.is_game_over():
-        raise CliError("the game in this position is over: one side has borne off all 15 checkers")
+        raise RequestError(GAME_OVER)
     return pos, state, (dice if dice and dice != (0, 0) else None)
 
 
+def search_ply(model: str | None, ply: int | None, default: int = DEFAULT_PLY) -> int:
+    """The depth of a search: ``ply`` when given, else the ``@ply`` of the model's specification (``default@1``),
+    else ``default``; RequestError when the two are given and differ."""
+    from bgnet.play.agents import split_spec
+
+    spec_ply = split_spec(model)[1] if model else None
+    if ply is not None and spec_ply is not None and ply != spec_ply:
+        raise RequestError(f"--ply {ply} contradicts the depth of --model {model!r}: give the depth once")
+    return ply if ply is not None else spec_ply if spec_ply is not None else default
+
+
 def load_probs_fn(model: str | None) -> Callable[[np.ndarray], np.ndarray]:
-    """The 0-ply probabilities of a checkpoint (numpy forward pass; torch only on a cache miss), exact for pure bear-offs."""
-    from bgnet.nets.bearoff import with_database
-    from bgnet.nets.fastnet import load_evaluator
-    from bgnet.core.resources import default_checkpoint
+    """The 0-ply probabilities of the player ``model`` names (the specs of ``bgnet.play.agents.load_agent``:
+    ``default`` or None for the released net, a checkpoint file, ``gnubg``, ...); bgnet's nets are exact for pure
+    bear-offs. RequestError for a player without probabilities (pubeval, random)."""
+    from bgnet.play.agents import load_agent
 
-    return with_database(load_evaluator(model or default_checkpoint()))
-
-
-def add_hint_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``bgnet hint``."""
-    parser.add_argument("position", metavar="POSITION",
-                        help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
-    parser.add_argument("dice", metavar="DICE", nargs="?", default=None,
-                        help="the roll, e.g. 31 or 3-1; without it (and no dice in an XGID) the cube hint")
-    add_match_arguments(parser)
-    add_money_rule_arguments(parser)
-    add_engine_arguments(parser)
-    parser.add_argument("--top", type=int, default=None, metavar="N", help="show only the best N plays")
-    parser.add_argument("--cubeful", action="store_true",
-                        help="rank plays by cubeful equity (the opponent's best cube action next), not cubeless")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    probs_fn = probs_fn_of(load_agent(model or "default"))
+    if probs_fn is None:
+        raise RequestError(f"--model {model!r} gives no probabilities to search with: name a net (default, a "
+                           "checkpoint file) or gnubg")
+    return probs_fn
 
 
-def check_hint_arguments(args: argparse.Namespace) -> None:
-    """``--ply`` and ``--top`` of ``bgnet hint`` (checked before the model is loaded)."""
-    check_ply_arg(args.ply)
-    if args.top is not None and args.top < 1:
-        raise CliError(f"--top must be at least 1, got {args.top}")
+def probs_fn_of(agent: BaseAgent) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The 0-ply probabilities of boards by ``agent``'s evaluator, as a function; None for a player without one."""
+    evaluator = agent.evaluator
+    if evaluator is None:
+        return None
+    return evaluator if callable(evaluator) else evaluator.probs_of_boards
 
 
-def hint_of(args: argparse.Namespace, probs_fn: Callable[[np.ndarray], np.ndarray]) -> tuple[Position, MoveHints | CubeHint]:
-    """The position and what ``bgnet hint`` answers for ``args`` with the net ``probs_fn`` (also ``bgnet serve``'s)."""
+def hint_of(request: HintRequest,
+            probs_fn: Callable[[np.ndarray], np.ndarray]) -> tuple[Position, MoveHints | CubeHint]:
+    """The position and what ``bgnet hint`` answers for ``request`` with the net ``probs_fn`` (also ``/api/hint``)."""
     from bgnet.play.hint import cube_hint, move_hint
-    from bgnet.core.movegen import parse_dice
 
-    check_hint_arguments(args)
-    pos, state, id_dice = position_and_state(args)
-    dice = parse_dice(args.dice) if args.dice is not None else id_dice
-    ply = args.ply
+    pos, state, id_dice = position_and_state(request)
+    dice = given_dice(request.dice, id_dice)
     if dice is None:
-        return pos, cube_hint(probs_fn, pos, with_money_rules(args, state, is_xgid_source(args)), ply=ply)
-    if args.cubeful or args.jacoby is not None or args.beavers is not None:
-        state = with_money_rules(args, state, is_xgid_source(args))
-    return pos, move_hint(probs_fn, pos, dice, ply=ply, state=state, top=args.top, cubeful=args.cubeful)
+        return pos, cube_hint(probs_fn, pos, with_money_rules(request, state), ply=request.ply)
+    if request.cubeful or request.jacoby is not None or request.beavers is not None:
+        state = with_money_rules(request, state)
+    return pos, move_hint(probs_fn, pos, dice, ply=request.ply, state=state, top=request.top, cubeful=request.cubeful)
 
 
-def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``bgnet cube``."""
-    parser.add_argument("position", metavar="POSITION",
-                        help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
-    add_match_arguments(parser)
-    add_money_rule_arguments(parser)
-    add_engine_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-
-
-def cube_of(args: argparse.Namespace, probs_fn: Callable[[np.ndarray], np.ndarray]) -> CubeHint:
-    """What ``bgnet cube`` answers for ``args`` with the net ``probs_fn`` (also ``bgnet serve``'s ``/api/cube``)."""
+def cube_of(request: CubeRequest, probs_fn: Callable[[np.ndarray], np.ndarray]) -> tuple[Position, CubeHint]:
+    """The position and what ``bgnet cube`` answers for ``request`` with the net ``probs_fn`` (also ``/api/cube``)."""
     from bgnet.play.hint import cube_hint
 
-    pos, state, _dice = position_and_state(args)
-    state = with_money_rules(args, state, is_xgid_source(args))
-    return cube_hint(probs_fn, pos, state, ply=check_ply_arg(args.ply))
+    pos, state, _dice = position_and_state(request)
+    return pos, cube_hint(probs_fn, pos, with_money_rules(request, state), ply=request.ply)
 
 
-def request_defaults(command: str) -> dict[str, Any]:
-    """The arguments ``bgnet COMMAND POSITION`` gets when nothing else is given (``command`` "hint" or "cube")."""
-    declare = {"hint": add_hint_arguments, "cube": add_cube_arguments}[command]
-    parser = argparse.ArgumentParser(add_help=False)
-    declare(parser)
-    return vars(parser.parse_args(["POSITION"]))
+def rollout_of(request: RolloutRequest, probs_fn: Callable[[np.ndarray], np.ndarray]) -> RolloutResult:
+    """The rollout ``request`` asks for, run here with the net ``probs_fn`` (``/api/rollout``)."""
+    from bgnet.sim.rollout import rollout
+
+    pos, state, id_dice = position_and_state(request)
+    dice = given_dice(request.dice, id_dice)
+    plays = None if request.plays is None else list(request.plays)
+    return rollout(probs_fn, pos, dice, plays=plays, trials=request.trials, truncate=request.truncate, ply=request.ply,
+                   cubeful=request.cubeful, state=state, seed=request.seed)

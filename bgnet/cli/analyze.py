@@ -1,5 +1,11 @@
 """``bgnet analyze FILE``: rate every decision of a ``.mat`` / ``.sgf`` match, as text, JSON or a one-file HTML report.
 
+A record cut off in the middle of a game (or a game quit in ``bgnet play``) is analysed
+as far as it goes, with exit 0: every move in it was replayed and proved legal, so
+what is rated is valid. The report says which games are unfinished (a warning line
+in the text, ``unfinished_games`` in the JSON, a note in the HTML), and the results
+count finished games only. A file that cannot be read or replayed exits 2.
+
 Stdlib-only at import (``bgnet.cli.main`` imports it for every command); the analysis loads in ``run_analyze``.
 """
 
@@ -17,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from bgnet.app.analysis import MatchAnalysis
+    from bgnet.app.analysis import Decision, MatchAnalysis
     from bgnet.core.position import Position
 
 
@@ -25,8 +31,8 @@ def add_analyze_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``bgnet analyze``."""
     parser.add_argument("file", metavar="FILE", help="a match file: .mat (Jellyfish / GNU Backgammon text) or .sgf")
     parser.add_argument("--ply", type=int, default=2, metavar="N", help="search depth of the analysis (default 2)")
-    parser.add_argument("--model", metavar="PATH", default=None,
-                        help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
+    parser.add_argument("--model", metavar="SPEC", default=None,
+                        help="the net: default (the released net) or a checkpoint file (default: default)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--html", metavar="OUT.html", default=None, help="also write a self-contained HTML report")
     parser.add_argument("--lenient", action="store_true",
@@ -36,22 +42,18 @@ def add_analyze_arguments(parser: argparse.ArgumentParser) -> None:
 def run_analyze(args: argparse.Namespace) -> int:
     """Read and replay the file, analyse it, print the summary (or JSON), write the HTML report if asked."""
     from bgnet.app.analysis import analyse_match
-    from bgnet.io.matchfile import read_match
-    from bgnet.play.search import MAX_PLY
+    from bgnet.app.answers import load_probs_fn
+    from bgnet.app.requests import check_ply
+    from bgnet.cli.parser import CliError
+    from bgnet.io.formats import read_match
 
-    if not 0 <= args.ply <= MAX_PLY:
-        raise ValueError(f"--ply must be from 0 to {MAX_PLY}, got {args.ply}")
+    check_ply(args.ply)
     match = read_match(args.file, lenient=args.lenient)
     for problem in match.problems:
         print(f"bgnet: warning: skipped: {problem}", file=sys.stderr)
     if not match.games:
-        raise ValueError(f"{args.file}: no game could be replayed")
-    from bgnet.play.agents import DEFAULT_CHECKPOINT
-    from bgnet.nets.fastnet import load_evaluator
-
-    from bgnet.nets.bearoff import with_database
-
-    fn = with_database(load_evaluator(args.model or DEFAULT_CHECKPOINT))  # exact pure bear-offs, as bgnet serve
+        raise CliError(f"{args.file}: no game could be replayed")
+    fn = load_probs_fn(args.model)  # the net of bgnet hint and bgnet serve, exact in pure bear-offs
     analysis = analyse_match(fn, match, args.ply)
     if args.html:
         write_html(analysis, args.html)
@@ -151,18 +153,24 @@ def equity_chart_png(analysis: MatchAnalysis) -> str | None:
 
 def format_html(analysis: MatchAnalysis) -> str:
     """The whole report as one HTML document (inline CSS, SVG boards, the chart as a data URI)."""
+    from bgnet.app.analysis import count_of, format_result
+    from bgnet.core.movegen import roll_text
     from bgnet.core.position import Position
 
     esc = html.escape
     m = analysis.match
+    money = m.match_length == 0
     a, b = analysis.players
     title = f"{esc(a.name)} vs {esc(b.name)}: " + (f"{m.match_length}-point match" if m.match_length else "money session")
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>", f"<title>{title}</title>",
            "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}table{border-collapse:collapse}"
            "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}.very.bad{background:#f99}"
-           ".bad{background:#fc9}.doubtful{background:#ffc}.num{text-align:right}</style></head><body>",
-           f"<h1>{title}</h1>", f"<p>Analysis by bgnet at {analysis.ply} ply.</p>", "<h2>Summary</h2><table>",
-           f"<tr><th></th><th>{esc(a.name)}</th><th>{esc(b.name)}</th></tr>"]
+           ".bad{background:#fc9}.doubtful{background:#ffc}.num{text-align:right}.played{font-weight:bold}"
+           ".warning{background:#fee;border:1px solid #c66;padding:4px}</style></head><body>",
+           f"<h1>{title}</h1>", f"<p>Analysis by bgnet of {count_of(len(m.games), 'game')} at {analysis.ply} ply.</p>"]
+    if analysis.unfinished_games:
+        out.append(f"<p class='warning'>{esc(analysis.warning())}</p>")
+    out += ["<h2>Summary</h2><table>", f"<tr><th></th><th>{esc(a.name)}</th><th>{esc(b.name)}</th></tr>"]
     rows = [("Unforced moves", a.unforced_moves, b.unforced_moves),
             ("Close or actual cube decisions", a.close_cube_decisions, b.close_cube_decisions),
             ("Checker error rate (mEMG)", f"{a.checker_error_rate_memg:.1f}", f"{b.checker_error_rate_memg:.1f}"),
@@ -172,7 +180,9 @@ def format_html(analysis: MatchAnalysis) -> str:
             ("Doubtful / bad / very bad", f"{a.marks['doubtful']} / {a.marks['bad']} / {a.marks['very bad']}",
              f"{b.marks['doubtful']} / {b.marks['bad']} / {b.marks['very bad']}"),
             ("Luck rate (mEMG)", f"{a.luck_rate_memg:+.1f}", f"{b.luck_rate_memg:+.1f}"),
-            ("Luck-adjusted result", f"{analysis.luck_adjusted[0]:+.3f}", f"{analysis.luck_adjusted[1]:+.3f}")]
+            ("Actual result", format_result(a.result, money), format_result(b.result, money)),
+            ("Luck adjusted result", format_result(analysis.luck_adjusted[0], money),
+             format_result(analysis.luck_adjusted[1], money))]
     out += [f"<tr><td>{label}</td><td class='num'>{x}</td><td class='num'>{y}</td></tr>" for label, x, y in rows]
     out.append("</table>")
     chart = equity_chart_png(analysis)
@@ -181,8 +191,9 @@ def format_html(analysis: MatchAnalysis) -> str:
     for rec in m.games:
         out.append(f"<h2>Game {rec.number}</h2><p>Score {rec.score[0]}-{rec.score[1]}"
                    + (" (Crawford game)" if rec.crawford else "")
-                   + (f"; {esc(m.players[rec.winner])} wins {rec.points}" + (" by resignation" if rec.resigned else "")
-                      if rec.winner is not None else "") + "</p>")
+                   + (f"; {esc(m.players[rec.winner])} wins {count_of(rec.points, 'point')}"
+                      + (" by resignation" if rec.resigned else "")
+                      if rec.winner is not None else "; unfinished: the record ends before a result") + "</p>")
         out.append("<table><tr><th>move</th><th>player</th><th>dice</th><th>played</th><th>best</th>"
                    "<th>loss</th><th>mark</th></tr>")
         marked = []
@@ -190,7 +201,7 @@ def format_html(analysis: MatchAnalysis) -> str:
             if d.game != rec.number or (d.kind != "move" and not d.unforced):
                 continue  # cube decisions far from doubling are counted but not listed
             cls = f" class='{d.mark}'" if d.mark else ""
-            dice = f"{d.dice[0]}{d.dice[1]}" if d.dice else ""
+            dice = roll_text(d.dice, sep="") if d.dice else ""
             out.append(f"<tr{cls}><td>{d.move_number}</td><td>{esc(m.players[d.player])}</td><td>{dice}</td>"
                        f"<td>{esc(d.played or '(no play)')}</td><td>{esc(d.best or '(no play)')}</td>"
                        f"<td class='num'>{d.loss:.3f}</td><td>{d.mark}</td></tr>")
@@ -198,14 +209,30 @@ def format_html(analysis: MatchAnalysis) -> str:
                 marked.append(d)
         out.append("</table>")
         for d in marked:
-            dice = f" rolls {d.dice[0]}{d.dice[1]}" if d.dice else ""
-            alts = "".join(f"<li>{esc(c or '(no play)')}: {e:+.3f}</li>" for c, e in d.alternatives)
+            dice = f" rolls {roll_text(d.dice, sep='')}" if d.dice else ""
             out.append(f"<h3>Move {d.move_number}: {esc(m.players[d.player])}{dice} ({d.mark}, -{d.loss:.3f})</h3>"
                        f"<div style='display:flex;gap:16px'>{board_svg(Position.from_position_id(d.position_id))}"
                        f"<div><p>Played: <b>{esc(d.played or '(no play)')}</b><br>Best: <b>{esc(d.best)}</b></p>"
-                       f"<ol>{alts}</ol><p><code>{d.position_id}</code></p></div></div>")
+                       f"{alternatives_table(d)}<p><code>{d.position_id}</code></p></div></div>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def alternatives_table(d: Decision) -> str:
+    """The options of a decision as gnubg lists them: rank, ply, equity and its difference from the best; the played
+    one starred (and shown where it falls even below the first few)."""
+    esc = html.escape
+    best = d.alternatives[0].equity if d.alternatives else 0.0
+    rows = ["<table class='alternatives'><tr><th>#</th><th>option</th><th>ply</th><th>equity</th><th>diff</th></tr>"]
+    for alt in d.alternatives:
+        cls = " class='played'" if alt.played else ""
+        diff = f"{alt.equity - best:+.3f}" if alt.rank > 1 else ""
+        rows.append(f"<tr{cls}><td class='num'>{'*' if alt.played else ''}{alt.rank}</td>"
+                    f"<td>{esc(alt.choice or '(no play)')}{' (played)' if alt.played else ''}</td>"
+                    f"<td class='num'>{alt.ply}</td><td class='num'>{alt.equity:+.3f}</td>"
+                    f"<td class='num'>{diff}</td></tr>")
+    rows.append("</table>")
+    return "".join(rows)
 
 
 def write_html(analysis: MatchAnalysis, path: str | os.PathLike[str]) -> None:

@@ -1,40 +1,40 @@
-"""``python -m eval``: pit bots against each other with paired dice and honest error bars.
+"""``bgnet eval`` (``python -m eval`` in the repository): pit bots against each other with paired dice and honest
+error bars.
 
-    python -m eval A B [--games N] [--seed S] [--money | --match LENGTH] [--cubeful] [--workers K] [--json FILE]
+    bgnet eval A B [--games N] [--seed S] [--money | --match LENGTH] [--cubeful] [--workers K] [--json FILE]
                    [--backend local|ray] [--ray-address ADDRESS]
-    python -m eval tournament A B C ... [--games N] [...]
-    python -m eval curve RUN_DIR --opponent pubeval [--games N] [--png FILE]
+    bgnet eval tournament A B C ... [--games N] [...]
+    bgnet eval curve RUN_DIR --opponent pubeval [--games N] [--png FILE]
 
-Agents: ``random``, ``pubeval``, a checkpoint path with an optional ``@ply``
-(``checkpoints/bgnet.pt@1``), ``gnubg[@ply]`` (needs gnubg-nn).
+Agents: the specs of ``bgnet.play.agents.load_agent``: ``default`` (the released net),
+``random``, ``pubeval``, a checkpoint path, each with an optional ``@ply``
+(``default@1``), ``gnubg[@ply]`` (needs gnubg-nn). Games come in pairs (each deal
+played twice, sides swapped), so ``--games`` must be even.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Sequence
 
-from bgnet.core.errors import BgnetError
-from bgnet.sim.duel import DuelResult
+from bgnet.cli.parser import EXIT_USAGE, CliError, Parser, add_backend_arguments, run_command
 from bgnet.play.game import Rules
+from bgnet.sim.duel import DuelResult
 
-EXIT_USAGE = 2
+PROG = "bgnet eval"
+"""The command's name in its messages (``python -m eval`` in the repository passes its own)."""
+INTERVAL_MIN_PAIRS = 30
+"""Fewer paired deals than this whose results all agree give no interval (a zero spread from a handful of pairs
+says nothing), nor does a single pair."""
 
 
-class EvalUsageError(BgnetError):
-    """Command-line options that contradict each other."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one sentence and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(EXIT_USAGE)
+class EvalUsageError(CliError):
+    """Options of ``bgnet eval`` that contradict each other."""
 
 
 def _int_at_least(text: str, low: int, what: str, too_small: str) -> int:
@@ -49,8 +49,17 @@ def _int_at_least(text: str, low: int, what: str, too_small: str) -> int:
 
 
 def _positive(text: str) -> int:
-    """An int of at least 1 (for --games, --workers, --match)."""
+    """An int of at least 1 (for --workers, --match)."""
     return _int_at_least(text, 1, "", "must be at least 1")
+
+
+def _even_games(text: str) -> int:
+    """A positive even int (--games: every deal is played twice, with the sides swapped)."""
+    games = _int_at_least(text, 2, "", "must be at least 2")
+    if games % 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is odd, but games come in pairs (each deal is played twice, "
+                                         f"sides swapped): ask for {games - 1} or {games + 1}")
+    return games
 
 
 def _seed(text: str) -> int:
@@ -60,8 +69,9 @@ def _seed(text: str) -> int:
 
 def _common(p: argparse.ArgumentParser, games: int) -> None:
     """Options shared by every subcommand: games, seed, rules, workers, JSON."""
-    p.add_argument("--games", type=_positive, default=games,
-                   help=f"games per duel (matches with --match), played as games/2 paired deals (default {games})")
+    p.add_argument("--games", type=_even_games, default=games,
+                   help=f"games per duel (matches with --match), an even number played as games/2 paired deals "
+                        f"(default {games})")
     p.add_argument("--seed", type=_seed, default=0, help="seed of the dice (default 0)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--money", action="store_true", help="money play (the default)")
@@ -74,16 +84,17 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     p.add_argument("--workers", type=_positive, default=None,
                    help="worker processes, or Ray tasks in flight (default 1; with --backend ray every CPU of the "
                         "cluster); results do not depend on it")
-    p.add_argument("--backend", choices=("local", "ray"), default="local",
-                   help="where the deals are played: this machine or a Ray cluster (results do not depend on it)")
-    p.add_argument("--ray-address", metavar="ADDRESS", help="Ray cluster to attach to (default: a local Ray instance)")
+    add_backend_arguments(p, help_for={
+        "backend": "where the deals are played: this machine or a Ray cluster (results do not depend on it)",
+        "ray_address": "Ray cluster to attach to (default: a local Ray instance)"})
     p.set_defaults(ray_backend=None)
-    p.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE ('-' for stdout)")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the report as JSON to FILE ('-': to stdout, instead of the text)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _rules(args: argparse.Namespace) -> Rules | None:
-    """The Rules the options ask for; None for cubeless money. ValueError for contradictory options."""
+    """The Rules the options ask for; None for cubeless money. EvalUsageError for contradictory options."""
     money_cube = args.jacoby or args.beavers or args.raccoons
     if args.match:
         if money_cube:
@@ -102,17 +113,19 @@ def _mode(rules: Rules | None) -> str:
     """Short description of the contest."""
     if rules is None:
         return "cubeless money"
+    cube = rules.cube_rules
     if rules.is_money:
-        extras = [n for n, on in (("Jacoby", rules.jacoby), ("beavers", rules.beavers), ("raccoons", rules.raccoons)) if on]
+        extras = [n for n, on in (("Jacoby", cube.jacoby), ("beavers", cube.beavers), ("raccoons", cube.raccoons))
+                  if on]
         return "cubeful money" + (f" ({', '.join(extras)})" if extras else "")
-    return f"{rules.match_length}-point matches" + (" (Holland rule)" if rules.holland else "")
+    return f"{rules.match_length}-point matches" + (" (Holland rule)" if cube.holland else "")
 
 
 def _duel(a: str, b: str, args: argparse.Namespace, rules: Rules | None) -> tuple[DuelResult, dict[str, Any]]:
     """Run one duel and build its JSON report."""
     from bgnet.sim.runner import DuelSpec, engine, rules_dict, run_duel
 
-    spec = DuelSpec(a, b, (args.games + 1) // 2, args.seed, rules)
+    spec = DuelSpec(a, b, args.games // 2, args.seed, rules)
     if args.backend == "local" and args.ray_address:
         raise EvalUsageError("--ray-address needs --backend ray")
     from bgnet.sim.backends import single_blas_thread
@@ -136,16 +149,25 @@ def _duel(a: str, b: str, args: argparse.Namespace, rules: Rules | None) -> tupl
     return res, report
 
 
+def _interval(half_width: float | None, pairs: int, unit: str = "") -> str:
+    """`` +- 0.123`` and ``unit``, or `` (too few games for an interval)`` when the pairs cannot give one."""
+    too_few = pairs < INTERVAL_MIN_PAIRS and round(half_width or 0.0, 3) == 0
+    if half_width is None or not math.isfinite(half_width) or too_few:
+        return " (too few games for an interval)"
+    return f" +- {half_width:.3f}{unit}"
+
+
 def _format(res: DuelResult, a: str, b: str, mode: str, seed: int) -> str:
     """The human-readable duel report."""
-    lines = [f"{a} vs {b}: {res.games} games from {res.pairs} paired deals, {mode}, seed {seed}",
-             f"  points per game for {a}: {res.ppg:+.3f} +- {res.ci95:.3f} (95%)",
-             f"  win rate:        {res.win_rate:.3f} +- {res.win_rate_ci95:.3f}",
-             f"  gammon rate:     {res.gammon_rate:.3f} +- {res.gammon_rate_ci95:.3f}"
+    n = res.pairs
+    lines = [f"{a} vs {b}: {res.games} games from {n} paired deal{'' if n == 1 else 's'}, {mode}, seed {seed}",
+             f"  points per game for {a}: {res.ppg:+.3f}{_interval(res.ci95, n, ' (95%)')}",
+             f"  win rate:        {res.win_rate:.3f}{_interval(res.win_rate_ci95, n)}",
+             f"  gammon rate:     {res.gammon_rate:.3f}{_interval(res.gammon_rate_ci95, n)}"
              f"  (won {res.gammon_win_rate:.3f}, lost {res.gammon_loss_rate:.3f})",
-             f"  backgammon rate: {res.backgammon_rate:.3f} +- {res.backgammon_rate_ci95:.3f}"]
+             f"  backgammon rate: {res.backgammon_rate:.3f}{_interval(res.backgammon_rate_ci95, n)}"]
     if res.match_win_rate is not None:
-        lines.append(f"  match win rate:  {res.match_win_rate:.3f} +- {res.match_win_rate_ci95:.3f} "
+        lines.append(f"  match win rate:  {res.match_win_rate:.3f}{_interval(res.match_win_rate_ci95, n)} "
                      f"({res.matches} matches)")
     return "\n".join(lines)
 
@@ -158,12 +180,15 @@ def _write_json(target: str | None, report: dict[str, Any]) -> None:
     if target == "-":
         print(text)
     else:
-        Path(target).write_text(text + "\n")
+        try:
+            Path(target).write_text(text + "\n")
+        except OSError as err:
+            raise CliError(f"cannot write the report to {target}: {err.strerror or err}") from None
 
 
-def cmd_duel(argv: Sequence[str]) -> int:
-    """``python -m eval A B ...``."""
-    p = _Parser(prog="python -m eval", description="Pit agent A against agent B with paired dice.")
+def cmd_duel(argv: Sequence[str], prog: str = PROG) -> int:
+    """``bgnet eval A B ...``."""
+    p = Parser(prog=prog, description="Pit agent A against agent B with paired dice.")
     p.add_argument("agent_a", metavar="A")
     p.add_argument("agent_b", metavar="B")
     _common(p, 1000)
@@ -186,19 +211,23 @@ def _save_games(args: argparse.Namespace, rules: Rules | None, res: DuelResult) 
     from bgnet.sim.recorded_games import save_duel_games
     from bgnet.sim.runner import DuelSpec
 
-    spec = DuelSpec(args.agent_a, args.agent_b, (args.games + 1) // 2, args.seed, rules)
-    again = summarise_outcomes(save_duel_games(spec, args.save_games))
+    spec = DuelSpec(args.agent_a, args.agent_b, args.games // 2, args.seed, rules)
+    try:
+        saved = save_duel_games(spec, args.save_games)
+    except OSError as err:
+        raise CliError(f"cannot write the games to {args.save_games}: {err.strerror or err}") from None
+    again = summarise_outcomes(saved)
     if again.points != res.points:
-        raise BgnetError("the games written do not replay the duel's results; please report this")
+        raise AssertionError("the games written do not replay the duel's results; please report this")
     if args.json != "-":
         print(f"  wrote {2 * spec.pairs} match files to {args.save_games}")
 
 
-def cmd_tournament(argv: Sequence[str]) -> int:
-    """``python -m eval tournament A B C ...``: every pair once, a table and ratings."""
+def cmd_tournament(argv: Sequence[str], prog: str = PROG) -> int:
+    """``bgnet eval tournament A B C ...``: every pair once, a table and ratings."""
     from bgnet.sim.tournament import elo_ratings, least_squares_ratings
 
-    p = _Parser(prog="python -m eval tournament", description="Round robin among agents, with ratings.")
+    p = Parser(prog=f"{prog} tournament", description="Round robin among agents, with ratings.")
     p.add_argument("agents", nargs="+", metavar="AGENT")
     _common(p, 400)
     args = p.parse_args(argv)
@@ -239,11 +268,11 @@ def cmd_tournament(argv: Sequence[str]) -> int:
     return 0
 
 
-def cmd_curve(argv: Sequence[str]) -> int:
-    """``python -m eval curve RUN_DIR --opponent pubeval``: every checkpoint of a run against one opponent."""
+def cmd_curve(argv: Sequence[str], prog: str = PROG) -> int:
+    """``bgnet eval curve RUN_DIR --opponent pubeval``: every checkpoint of a run against one opponent."""
     from bgnet.sim.curve import CurvePoint, run_checkpoints, tag_for, write_png, write_tensorboard
 
-    p = _Parser(prog="python -m eval curve", description="Learning curve of a training run against one opponent.")
+    p = Parser(prog=f"{prog} curve", description="Learning curve of a training run against one opponent.")
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--opponent", default="pubeval", help="fixed opponent (default pubeval)")
     p.add_argument("--png", metavar="FILE", help="where to draw the curve (default RUN_DIR/curve.png)")
@@ -256,7 +285,8 @@ def cmd_curve(argv: Sequence[str]) -> int:
         res, _report = _duel(str(path), args.opponent, args, rules)
         points.append(CurvePoint(games, str(path), res))
         if args.json != "-":
-            print(f"{games:>12} games: {res.ppg:+.3f} +- {res.ci95:.3f} ppg, win rate {res.win_rate:.3f}  ({path.name})")
+            print(f"{games:>12} games: {res.ppg:+.3f}{_interval(res.ci95, res.pairs)} ppg, "
+                  f"win rate {res.win_rate:.3f}  ({path.name})")
     write_tensorboard(args.run_dir, args.opponent, points)
     png = Path(args.png) if args.png else Path(args.run_dir) / "curve.png"
     drawn = write_png(png, args.opponent, points)
@@ -275,20 +305,15 @@ def cmd_curve(argv: Sequence[str]) -> int:
 COMMANDS = {"tournament": cmd_tournament, "curve": cmd_curve}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Dispatch to a subcommand; bad input becomes one sentence on stderr and exit code 2."""
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """Dispatch to a subcommand; bad input becomes one sentence ``bgnet eval: error: ...`` on stderr and exit code 2
+    (``prog`` names the command in messages)."""
     args = list(sys.argv[1:] if argv is None else argv)
     command = COMMANDS.get(args[0]) if args else None
     try:
-        return command(args[1:]) if command else cmd_duel(args)
-    except (ValueError, OSError) as exc:
-        sys.stderr.write(f"python -m eval: error: {exc}\n")
-        return EXIT_USAGE
+        return run_command(prog, lambda: command(args[1:], prog) if command else cmd_duel(args, prog))
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    except KeyboardInterrupt:
-        sys.stderr.write("python -m eval: interrupted\n")
-        return 130
 
 
 if __name__ == "__main__":

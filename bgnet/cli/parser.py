@@ -1,15 +1,40 @@
-"""The argparse pieces every ``bgnet`` front end shares: the one-sentence usage error and the backend flags."""
+"""The argparse pieces every ``bgnet`` front end shares: the one-sentence usage error, the backend flags,
+and the rule that only a ``BgnetError`` becomes a one-sentence error (anything else is a bug with its traceback)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+import sys
+from typing import Callable, NoReturn
 
+from bgnet.core.errors import BgnetError
 from bgnet.sim.backends import BACKENDS
 
 PROG = "bgnet"
 EXIT_USAGE = 2
 """The exit status of a usage error or any ``BgnetError``."""
+EXIT_INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT, as a shell reports it)."""
+
+
+class CliError(BgnetError):
+    """Command-line options that cannot be used as given: out of range, or contradicting each other."""
+
+
+def run_command(prog: str, command: Callable[[], int]) -> int:
+    """``command()``'s exit status; a ``BgnetError`` becomes one sentence on stderr and exit status 2.
+
+    Anything else is a bug and propagates with its traceback; Ctrl-C prints one line and gives 130.
+    """
+    try:
+        return int(command())
+    except BgnetError as err:
+        message = " ".join(str(err).split()) or type(err).__name__
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C before the command could stop cleanly on its own
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 class Parser(argparse.ArgumentParser):
@@ -19,12 +44,14 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def add_backend_arguments(parser: argparse.ArgumentParser, workers_flag: bool = False) -> None:
-    """Declare ``--backend local|ray`` and ``--ray-address`` (and ``--workers`` when asked) on a parser."""
-    parser.add_argument("--backend", choices=BACKENDS, default="local",
-                        help="where the chunks run: this machine (local) or Ray (default local; results do not depend on it)")
-    parser.add_argument("--ray-address", metavar="ADDRESS", default=None,
-                        help="Ray cluster to attach to, e.g. 10.0.0.1:6379 or auto (default: start a local Ray instance)")
+def add_backend_arguments(parser: argparse.ArgumentParser, workers_flag: bool = False,
+                          help_for: dict[str, str] | None = None) -> None:
+    """Declare ``--backend local|ray`` and ``--ray-address`` (and ``--workers`` when asked) on a parser;
+    ``help_for`` replaces the help of a flag by its name (``backend``, ``ray_address``, ``workers``)."""
+    helps = {"backend": "where the chunks run: this machine (local) or Ray (default local; results do not depend on it)",
+             "ray_address": "Ray cluster to attach to, e.g. 10.0.0.1:6379 or auto (default: start a local Ray instance)",
+             "workers": "chunks run at once (default 1 locally, every CPU of the cluster on Ray)", **(help_for or {})}
+    parser.add_argument("--backend", choices=BACKENDS, default="local", help=helps["backend"])
+    parser.add_argument("--ray-address", metavar="ADDRESS", default=None, help=helps["ray_address"])
     if workers_flag:
-        parser.add_argument("--workers", type=int, default=None,
-                            help="chunks run at once (default 1 locally, every CPU of the cluster on Ray)")
+        parser.add_argument("--workers", type=int, default=None, help=helps["workers"])

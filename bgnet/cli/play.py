@@ -1,4 +1,5 @@
-"""A terminal game or match against a bot: reads the player's commands line by line, writes the board and the bot's actions.
+"""A terminal game or match against a bot: reads the player's commands line by line, writes the board and the bot's
+actions.
 
 The rules (cube, Crawford game, scoring) come from ``bgnet.play.game``; this module only
 talks. The player is X and sits in seat 0; the bot is O. Each prompt ends with
@@ -7,10 +8,16 @@ whole game through pipes. Commands: a play in standard notation (``24/18 13/11``
 ``roll`` or ``double`` before rolling when the cube is available, ``take``,
 ``pass`` or (with beavers) ``beaver`` when doubled, ``raccoon`` or ``play`` after a
 beaver when raccoons are allowed, ``hint``, ``board``, ``help`` and ``quit``.
+
+Exit status: 0 when the game or match ends or the player types ``quit``;
+``EXIT_INPUT_ENDED`` (1) when the input ends first (a closed stdin, the end of a
+script): one sentence on stderr says the game was left unfinished, after the games
+so far are saved where ``--save`` asks.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
@@ -18,12 +25,15 @@ import numpy as np
 
 from bgnet.play import game as g
 from bgnet.play.agents import Agent
-from bgnet.io.matchfile import MatchRecorder, write_match
-from bgnet.core.movegen import legal_moves
-from bgnet.core.rules import Result
+from bgnet.core.movegen import high_first, legal_moves
+from bgnet.core.rules import Result, roll_opening
+from bgnet.io.formats import write_match
+from bgnet.io.recorder import MatchRecorder
 from bgnet.play.search import ProbsFn
 
 HUMAN, BOT = 0, 1
+EXIT_INPUT_ENDED = 1
+"""Exit status when the input ends before the game does (not 2: the command line itself was valid)."""
 HINT_TOP = 5
 _KIND = {Result.SINGLE: "a single game", Result.GAMMON: "a gammon", Result.BACKGAMMON: "a backgammon"}
 HELP = ("Commands: a play such as '24/18 13/11' (bar/22, 6/off, 8/5(2) also work); 'roll' or 'double' before "
@@ -32,7 +42,11 @@ HELP = ("Commands: a play such as '24/18 13/11' (bar/22, 6/off, 8/5(2) also work
 
 
 class Quit(Exception):
-    """The player typed quit (or the input ended)."""
+    """The player typed quit."""
+
+
+class InputEnded(Quit):
+    """The input ended (end of file) while a command was awaited."""
 
 
 @dataclass
@@ -49,7 +63,7 @@ class Session:
     ply: int = 0
     """Search depth of the hints."""
     recorder: MatchRecorder | None = None
-    """Records every state of the games for ``--save`` (``bgnet.io.matchfile``); None: nothing is recorded."""
+    """Records every state of the games for ``--save`` (``bgnet.io.recorder``); None: nothing is recorded."""
 
     # -- input and output ----------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -58,13 +72,13 @@ class Session:
         self.out.flush()
 
     def ask(self, prompt: str) -> str:
-        """Prompt and read one command (lower-cased, trimmed); ``quit`` or the end of input raise Quit."""
+        """Prompt and read one command (trimmed); ``quit`` raises Quit, the end of input InputEnded."""
         self.out.write(prompt + "> ")
         self.out.flush()
         line = self.inp.readline()
         if not line:
             self.say()
-            raise Quit
+            raise InputEnded
         text = line.strip()
         if text.lower() in ("quit", "q", "exit"):
             raise Quit
@@ -123,7 +137,8 @@ class Session:
         if not g.may_double(game):
             return g.roll(game, self.roll_dice())
         dead = g.dead_cube(game)
-        prompt = "Your turn: roll, double, hint or quit" if dead is None else "Your turn: roll, hint or quit (dead cube)"
+        prompt = ("Your turn: roll, double, hint or quit" if dead is None
+                  else "Your turn: roll, hint or quit (dead cube)")
         while True:
             cmd = self.ask(prompt).lower()
             if cmd in ("", "roll", "r"):
@@ -133,8 +148,7 @@ class Session:
                     self.say(f"You cannot double: {dead}.")
                     continue
                 game = g.double(game)
-                answer = self.bot.cube_response(game.position, game.match_state())
-                answer = "take" if answer == "beaver" and not g.may_beaver(game) else answer
+                answer = g.allowed_answer(game, self.bot.cube_response(game.position, game.match_state()))
                 self.say(f"You double to {2 * game.cube}. The bot {'passes' if answer == 'pass' else answer + 's'}"
                          + (f": the cube is now at {4 * game.cube}, the bot's." if answer == "beaver" else "."))
                 game = g.respond(game, answer)
@@ -166,7 +180,7 @@ class Session:
     def human_move(self, game: g.Game) -> g.Game:
         """Read plays until a legal one; a forced play (or none) is made for the player."""
         assert game.dice is not None
-        d1, d2 = game.dice
+        d1, d2 = high_first(game.dice)  # printed as GNU Backgammon prints rolls
         moves = legal_moves(game.position, game.dice)
         if len(moves) == 1:
             text = moves[0].text
@@ -227,18 +241,17 @@ class Session:
             return g.roll(game, self.roll_dice())
         assert game.dice is not None
         move = self.bot.choose_move(game.position, game.dice, game.match_state())
-        d1, d2 = game.dice
+        d1, d2 = high_first(game.dice)  # printed as GNU Backgammon prints rolls
         self.say(f"The bot rolls {d1}-{d2} and " + (f"plays {move.text}." if move.text else "cannot move."))
         return g.play(game, move)
 
     # -- game and match ----------------------------------------------------------------
     def opening(self) -> tuple[int, tuple[int, int]]:
-        """Each side rolls one die until they differ; the higher die moves first with both."""
-        while True:
-            mine, bots = self.roll_dice()
+        """Each side rolls one die until they differ (``roll_opening``); the higher die moves first with both."""
+        opening = roll_opening(self.roll_dice)
+        for mine, bots in opening.tries:
             self.say(f"Opening roll: you {mine}, the bot {bots}.")
-            if mine != bots:
-                return (HUMAN, (mine, bots)) if mine > bots else (BOT, (bots, mine))
+        return opening.first, opening.dice
 
     def play_game(self, match: g.Match) -> g.Game:
         """One game from the opening roll to its end."""
@@ -261,7 +274,7 @@ class Session:
         return game
 
     def run(self) -> int:
-        """Play a money game, or a match to its end; returns the exit status (0)."""
+        """Play a money game, or a match to its end; returns the exit status (0, or ``EXIT_INPUT_ENDED``)."""
         match = g.Match(self.rules)
         self.say("You are X, the bot is O. " + HELP)
         try:
@@ -282,6 +295,8 @@ class Session:
                 if match.is_over:
                     self.say("You win the match." if match.winner == HUMAN else "The bot wins the match.")
                     return 0
+        except InputEnded:
+            return EXIT_INPUT_ENDED
         except Quit:
             self.say("Goodbye.")
             return 0
@@ -290,11 +305,12 @@ class Session:
 def play_session(bot: Agent, *, length: int = 0, seed: int | None = None, inp: TextIO, out: TextIO,
                  probs_fn: ProbsFn | None = None, ply: int = 0,
                  rng_factory: Callable[[int | None], np.random.Generator] = np.random.default_rng,
-                 rules: g.Rules | None = None, save: str | None = None) -> int:
+                 rules: g.Rules | None = None, save: str | None = None, err: TextIO | None = None) -> int:
     """Play a money game (``length`` 0) or a ``length``-point match against ``bot``; returns the exit status.
 
     ``rules`` (Jacoby, beavers, raccoons, Holland) replaces ``length`` when given; ``save`` writes the games
-    played (also after ``quit``) to a ``.mat`` or ``.sgf`` file.
+    played (also after ``quit`` or the end of the input) to a ``.mat`` or ``.sgf`` file. When the input ends
+    first, one sentence goes to ``err`` (default stderr) and the status is ``EXIT_INPUT_ENDED``.
     """
     if length < 0:
         raise g.GameRuleError(f"the match length must be 0 (a money game) or more, got {length}")
@@ -308,4 +324,8 @@ def play_session(bot: Agent, *, length: int = 0, seed: int | None = None, inp: T
     status = Session(bot, rules, rng_factory(seed), inp, out, probs_fn, ply, recorder=recorder).run()
     if save and recorder is not None:
         write_match(recorder.record(), save)
+    if status == EXIT_INPUT_ENDED:
+        saved = f" (the games so far are saved to {save})" if save else ""
+        print(f"bgnet play: the input ended before the game did, so it is left unfinished{saved}.",
+              file=err or sys.stderr)
     return status

@@ -1,7 +1,7 @@
 """``bgnet rollout POSITION [DICE]``: roll out the plays of a roll, or without dice the cube decision.
 
-Stdlib-only at import (``bgnet.cli.main`` imports it for every command); numpy, the
-net and the rollout load in ``run_rollout``.
+Light at import (``bgnet.cli.main`` imports it for every command): the net and the
+rollout load in ``run_rollout``.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from bgnet.cli.parser import EXIT_INTERRUPTED, CliError, add_backend_arguments
 
 
 def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,15 +22,20 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plays", nargs="+", metavar="PLAY", default=None,
                         help='the plays to roll out, e.g. --plays "8/5 6/5" "24/23 13/10" (default: those the '
                              "hint's move filter keeps)")
-    parser.add_argument("--trials", type=int, default=1296, metavar="N", help="trials per play (default 1296)")
+    parser.add_argument("--trials", type=int, default=1296, metavar="N",
+                        help="trials per play (default 1296; any number: memory stays flat, and Ctrl-C prints the "
+                             "result of the trials done so far, marked partial)")
     parser.add_argument("--truncate", type=int, default=None, metavar="PLIES",
                         help="stop each trial after PLIES plies and score it with the net (default: play to the end)")
-    parser.add_argument("--ply", type=int, default=0, metavar="N", help="checker play in the trials: 0 or 1 (default 0)")
-    parser.add_argument("--cubeful", action="store_true", help="also roll out cubefully: the cube is played in every trial, the opponent on "
-                        "roll first with the cube as given (always on without dice)")
+    parser.add_argument("--ply", type=int, default=0, metavar="N",
+                        help="checker play in the trials: 0 or 1 (default 0)")
+    parser.add_argument("--cubeful", action="store_true",
+                        help="also roll out cubefully: the cube is played in every trial, the opponent on "
+                             "roll first with the cube as given (always on without dice)")
     parser.add_argument("--match", metavar="MATCHID", default=None,
                         help="gnubg Match ID with the score and cube (default: money, cube centred)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="dice seed (default 0); same seed, same numbers")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="dice seed (default 0); same seed, same numbers")
     parser.add_argument("--luck", action=argparse.BooleanOptionalAction, default=True,
                         help="luck-based variance reduction (default on)")
     parser.add_argument("--quasi-random", action=argparse.BooleanOptionalAction, default=True,
@@ -38,15 +45,15 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prune", type=int, default=0, metavar="N",
                         help="checker play: the net judges only pubeval's best N plays (default 0: every play)")
     parser.add_argument("--chunk-size", type=int, default=324, metavar="N",
-                        help="trials per chunk (progress and Ctrl-C granularity; the numbers do not depend on it)")
+                        help="most trials per chunk (default 324; the first chunks are smaller, so that Ctrl-C "
+                             "soon has trials to show; the figures do not depend on it)")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="threads running chunks of trials (default 1); with --backend ray, Ray tasks in flight")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local",
-                        help="where the chunks of trials run: this machine or a Ray cluster (same result)")
-    parser.add_argument("--ray-address", metavar="ADDRESS", default=None,
-                        help="Ray cluster to attach to (default: a local Ray instance)")
-    parser.add_argument("--model", metavar="PATH", default=None,
-                        help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
+    add_backend_arguments(parser, help_for={
+        "backend": "where the chunks of trials run: this machine or a Ray cluster (same result)",
+        "ray_address": "Ray cluster to attach to (default: a local Ray instance)"})
+    parser.add_argument("--model", metavar="SPEC", default=None,
+                        help="the net: default (the released net) or a checkpoint file (default: default)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
@@ -62,7 +69,7 @@ def _position_state_dice(text: str, match: str | None) -> tuple[object, object, 
     xgid = is_xgid(text)
     match_id = text.split(":", 1)[1].strip() if ":" in text and not xgid else None
     if (xgid or match_id) and match:
-        raise ValueError("POSITION already gives the score and cube, so --match cannot be used with it")
+        raise CliError("POSITION already gives the score and cube, so --match cannot be used with it")
     state, dice = None, None
     if xgid:
         state, dice = MatchState.from_xgid(text), parse_xgid(text).dice
@@ -73,41 +80,52 @@ def _position_state_dice(text: str, match: str | None) -> tuple[object, object, 
 
 
 def run_rollout(args: argparse.Namespace) -> int:
-    """Roll out and print the result (text in GNU Backgammon's style, or JSON); Ctrl-C prints what was done."""
+    """Roll out and print the result (text in GNU Backgammon's style, or JSON, ``docs/JSON.md``).
+
+    Ctrl-C stops within about a second and prints the result of the trials done, marked partial, with exit
+    status 130 (128 + SIGINT); before any trial has finished it prints one line and gives 130 too.
+    """
     if args.trials < 1:
-        raise ValueError(f"--trials must be at least 1, got {args.trials}")
+        raise CliError(f"--trials must be at least 1, got {args.trials}")
     if args.ply not in (0, 1):
-        raise ValueError(f"--ply must be 0 or 1 in rollouts, got {args.ply}")
+        raise CliError(f"--ply must be 0 or 1 in rollouts, got {args.ply}")
     if args.truncate is not None and args.truncate < 0:
-        raise ValueError(f"--truncate must be 0 or more plies, got {args.truncate}")
+        raise CliError(f"--truncate must be 0 or more plies, got {args.truncate}")
     if args.chunk_size < 1:
-        raise ValueError(f"--chunk-size must be at least 1, got {args.chunk_size}")
+        raise CliError(f"--chunk-size must be at least 1, got {args.chunk_size}")
     if args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        raise CliError(f"--workers must be at least 1, got {args.workers}")
+    from bgnet.app.answers import given_dice
+    from bgnet.app.requests import check_seed
+    from bgnet.play.agents import checkpoint_path
+
+    check_seed(args.seed)
     from bgnet.nets.fastnet import load_numpy_net
-    from bgnet.core.movegen import parse_dice
-    from bgnet.core.resources import default_checkpoint
     from bgnet.sim.rollout import RolloutSettings, rollout, thread_map
 
     pos, state, id_dice = _position_state_dice(args.position, args.match)
-    dice = parse_dice(args.dice) if args.dice is not None else id_dice
+    dice = given_dice(args.dice, id_dice)
     settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
                                quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
                                chunk_size=args.chunk_size)
-    probs_fn = load_numpy_net(args.model or default_checkpoint()).probs_of_boards
+    probs_fn = load_numpy_net(checkpoint_path(args.model)).probs_of_boards
     from bgnet.sim.backends import make_backend, single_blas_thread
 
     single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
     backend = (make_backend(args.backend, args.workers if args.workers > 1 else None, args.ray_address)
                if args.backend == "ray" or args.ray_address else None)
-    result = rollout(probs_fn, pos, dice, plays=args.plays, settings=settings, seed=args.seed,  # type: ignore[arg-type]
-                     cubeful=args.cubeful, state=state,  # type: ignore[arg-type]
-                     map_fn=thread_map(args.workers) if args.workers > 1 and backend is None else None, backend=backend,
-                     progress=not args.no_progress and not args.json and sys.stderr.isatty())
+    try:
+        result = rollout(probs_fn, pos, dice, plays=args.plays,  # type: ignore[arg-type]
+                         settings=settings, seed=args.seed, cubeful=args.cubeful, state=state,  # type: ignore[arg-type]
+                         map_fn=thread_map(args.workers) if args.workers > 1 and backend is None else None,
+                         backend=backend, progress=not args.no_progress and not args.json and sys.stderr.isatty())
+    except KeyboardInterrupt:
+        print("bgnet: error: the rollout was interrupted before its first trials finished", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(result.to_dict()))
     else:
         print(pos)
         print()
         print(result.format())
-    return 130 if result.interrupted else 0
+    return EXIT_INTERRUPTED if result.interrupted else 0

@@ -57,7 +57,7 @@ _BAR_BIT = np.int64(1) << np.int64(BAR)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _target(b, p, d, occ):
+def step_target(b, p, d, occ):
     """Landing point (0 = off) of my checker on ``p`` moved ``d`` pips, or -1 if illegal.
 
     ``occ`` has bit q set where I have checkers; the caller only offers sources
@@ -76,7 +76,7 @@ def _target(b, p, d, occ):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _apply(b, p, t, k1, k2, occ):
+def apply_step(b, p, t, k1, k2, occ):
     """Play p -> t on ``b``; returns the new keys, occupancy mask and whether it hit."""
     b[p] -= 1
     k1 -= _UNIT1[p]
@@ -99,7 +99,7 @@ def _apply(b, p, t, k1, k2, occ):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _undo(b, p, t, hit):
+def undo_step(b, p, t, hit):
     """Take back p -> t on ``b``."""
     if t >= 1:
         if hit:
@@ -111,7 +111,7 @@ def _undo(b, p, t, hit):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sources(b, occ, limit):
+def step_sources(b, occ, limit):
     """Mask of points I may move from: the bar alone while it holds a checker, else my points <= limit."""
     if b[BAR] > 0:
         return _BAR_BIT
@@ -119,7 +119,7 @@ def _sources(b, occ, limit):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _top(m):
+def top_bit(m):
     """Highest set bit of a non-zero mask."""
     return 63 - leading_zeros(m)
 
@@ -150,7 +150,7 @@ def _record(b, k1, k2, steps, nsteps, die, out_b, out_s, out_n, out_d, base, cnt
 
 
 @njit(cache=True, nogil=True)
-def _keys_of(b):
+def board_keys(b):
     k1 = np.int64(0)
     k2 = np.int64(0)
     occ = np.int64(0)
@@ -173,7 +173,7 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
     """
     for i in range(26):
         b[i] = board[i]
-    k1, k2, occ = _keys_of(b)
+    k1, k2, occ = board_keys(b)
     genbox[0] += 1
     gen = genbox[0]
     cnt = 0
@@ -186,26 +186,26 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
         for o in range(2):
             da = hi if o == 0 else lo
             db = lo if o == 0 else hi
-            m1 = _sources(b, occ, 25)
+            m1 = step_sources(b, occ, 25)
             while m1:
-                p1 = _top(m1)
+                p1 = top_bit(m1)
                 m1 ^= np.int64(1) << np.int64(p1)
-                t1 = _target(b, p1, da, occ)
+                t1 = step_target(b, p1, da, occ)
                 if t1 < 0:
                     continue
-                k1a, k2a, occa, hit1 = _apply(b, p1, t1, k1, k2, occ)
+                k1a, k2a, occa, hit1 = apply_step(b, p1, t1, k1, k2, occ)
                 steps[0] = p1
                 steps[1] = t1
                 any2 = False
-                m2 = _sources(b, occa, 25)
+                m2 = step_sources(b, occa, 25)
                 while m2:
-                    p2 = _top(m2)
+                    p2 = top_bit(m2)
                     m2 ^= np.int64(1) << np.int64(p2)
-                    t2 = _target(b, p2, db, occa)
+                    t2 = step_target(b, p2, db, occa)
                     if t2 < 0:
                         continue
                     any2 = True
-                    k1b, k2b, _occb, hit2 = _apply(b, p2, t2, k1a, k2a, occa)
+                    k1b, k2b, _occb, hit2 = apply_step(b, p2, t2, k1a, k2a, occa)
                     steps[2] = p2
                     steps[3] = t2
                     if maxd < 2:
@@ -214,11 +214,11 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
                         genbox[0] += 1
                         gen = genbox[0]
                     cnt = _record(b, k1b, k2b, steps, 2, 0, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
-                    _undo(b, p2, t2, hit2)
+                    undo_step(b, p2, t2, hit2)
                 if not any2 and maxd <= 1:
                     maxd = 1
                     cnt = _record(b, k1a, k2a, steps, 1, da, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
-                _undo(b, p1, t1, hit1)
+                undo_step(b, p1, t1, hit1)
         if maxd == 1:
             # "If either number can be played but not both, the larger one must be played."
             nhi = 0
@@ -239,50 +239,50 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
     else:
         d = d1
         # Doubles: play as many of the four as possible; sources never increase.
-        m1 = _sources(b, occ, 25)
+        m1 = step_sources(b, occ, 25)
         while m1:
-            p1 = _top(m1)
+            p1 = top_bit(m1)
             m1 ^= np.int64(1) << np.int64(p1)
-            t1 = _target(b, p1, d, occ)
+            t1 = step_target(b, p1, d, occ)
             if t1 < 0:
                 continue
-            k1a, k2a, oa, h1 = _apply(b, p1, t1, k1, k2, occ)
+            k1a, k2a, oa, h1 = apply_step(b, p1, t1, k1, k2, occ)
             steps[0] = p1
             steps[1] = t1
             any2 = False
-            m2 = _sources(b, oa, p1)
+            m2 = step_sources(b, oa, p1)
             while m2:
-                p2 = _top(m2)
+                p2 = top_bit(m2)
                 m2 ^= np.int64(1) << np.int64(p2)
-                t2 = _target(b, p2, d, oa)
+                t2 = step_target(b, p2, d, oa)
                 if t2 < 0:
                     continue
                 any2 = True
-                k1b, k2b, ob, h2 = _apply(b, p2, t2, k1a, k2a, oa)
+                k1b, k2b, ob, h2 = apply_step(b, p2, t2, k1a, k2a, oa)
                 steps[2] = p2
                 steps[3] = t2
                 any3 = False
-                m3 = _sources(b, ob, p2)
+                m3 = step_sources(b, ob, p2)
                 while m3:
-                    p3 = _top(m3)
+                    p3 = top_bit(m3)
                     m3 ^= np.int64(1) << np.int64(p3)
-                    t3 = _target(b, p3, d, ob)
+                    t3 = step_target(b, p3, d, ob)
                     if t3 < 0:
                         continue
                     any3 = True
-                    k1c, k2c, oc, h3 = _apply(b, p3, t3, k1b, k2b, ob)
+                    k1c, k2c, oc, h3 = apply_step(b, p3, t3, k1b, k2b, ob)
                     steps[4] = p3
                     steps[5] = t3
                     any4 = False
-                    m4 = _sources(b, oc, p3)
+                    m4 = step_sources(b, oc, p3)
                     while m4:
-                        p4 = _top(m4)
+                        p4 = top_bit(m4)
                         m4 ^= np.int64(1) << np.int64(p4)
-                        t4 = _target(b, p4, d, oc)
+                        t4 = step_target(b, p4, d, oc)
                         if t4 < 0:
                             continue
                         any4 = True
-                        k1d, k2d, _od, h4 = _apply(b, p4, t4, k1c, k2c, oc)
+                        k1d, k2d, _od, h4 = apply_step(b, p4, t4, k1c, k2c, oc)
                         steps[6] = p4
                         steps[7] = t4
                         if maxd < 4:
@@ -291,7 +291,7 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
                             genbox[0] += 1
                             gen = genbox[0]
                         cnt = _record(b, k1d, k2d, steps, 4, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
-                        _undo(b, p4, t4, h4)
+                        undo_step(b, p4, t4, h4)
                     if not any4 and maxd <= 3:
                         if maxd < 3:
                             maxd = 3
@@ -299,7 +299,7 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
                             genbox[0] += 1
                             gen = genbox[0]
                         cnt = _record(b, k1c, k2c, steps, 3, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
-                    _undo(b, p3, t3, h3)
+                    undo_step(b, p3, t3, h3)
                 if not any3 and maxd <= 2:
                     if maxd < 2:
                         maxd = 2
@@ -307,11 +307,11 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
                         genbox[0] += 1
                         gen = genbox[0]
                     cnt = _record(b, k1b, k2b, steps, 2, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
-                _undo(b, p2, t2, h2)
+                undo_step(b, p2, t2, h2)
             if not any2 and maxd <= 1:
                 maxd = 1
                 cnt = _record(b, k1a, k2a, steps, 1, d, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen)
-            _undo(b, p1, t1, h1)
+            undo_step(b, p1, t1, h1)
     if cnt == 0:
         cnt = _record(b, k1, k2, steps, 0, 0, out_b, out_s, out_n, out_d, base, 0, tk1, tk2, tst, gen)
     return cnt

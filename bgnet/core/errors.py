@@ -36,3 +36,15 @@ class InvalidDiceError(BgnetError):
 
 class FormatError(BgnetError):
     """A Position ID, Match ID or XGID that cannot be read or written."""
+
+
+class GameNotOverError(BgnetError):
+    """A question only a finished game answers (its result), asked of a game still in play."""
+
+
+class NotAnEvaluatorError(BgnetError):
+    """An object given as an evaluator that is neither an Evaluator nor a function of boards."""
+
+
+class ProbsShapeError(BgnetError):
+    """Chances given as something other than the five (win, wg, wbg, lg, lbg)."""

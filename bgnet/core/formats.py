@@ -1,6 +1,6 @@
 """Text IDs other backgammon tools use: gnubg Position ID and Match ID, the 20-letter key, XGID.
 
-Boards here are gnubg's interchange form (see FORMATS.md section 0): a pair
+Boards here are gnubg's interchange form (docs/ARCHITECTURE.md, Formats 1): a pair
 ``(not_on_roll, on_roll)`` of 25-int arrays, index ``i`` (0..23) = that
 player's own point ``i + 1``, index 24 = that player's bar.  Bits are packed
 least significant first, so a byte string read as a little-endian integer
@@ -139,7 +139,7 @@ def boards_from_key20(text: str) -> tuple[list[int], list[int]]:
 
 # -- Match ID -----------------------------------------------------------------
 
-# (name, first stream bit, width) of the Match ID fields, FORMATS.md section 2.
+# (name, first stream bit, width) of the Match ID fields, docs/ARCHITECTURE.md, Formats 3.
 _MATCH_LAYOUT = (
     ("cube_log2", 0, 4),
     ("cube_owner", 4, 2),

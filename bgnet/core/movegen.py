@@ -55,6 +55,18 @@ def parse_dice(dice: Sequence[int] | str) -> tuple[int, int]:
     return values[0], values[1]
 
 
+def high_first(dice: Sequence[int]) -> tuple[int, int]:
+    """A roll with the higher die first, the order GNU Backgammon and XG print it in: ``(6, 5)``, not ``(5, 6)``."""
+    d1, d2 = int(dice[0]), int(dice[1])
+    return (d1, d2) if d1 >= d2 else (d2, d1)
+
+
+def roll_text(dice: Sequence[int], sep: str = "-") -> str:
+    """A roll as every output prints it, the higher die first: ``6-5`` (``65`` with ``sep=""``)."""
+    d1, d2 = high_first(dice)
+    return f"{d1}{sep}{d2}"
+
+
 def generate_afterstates(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Afterstates of every legal play for B boards (B, 26) int8 and dice (B, 2).
 

@@ -30,6 +30,7 @@ from bgnet.core.formats import (CHECKERS, boards_from_position_id, is_xgid, pars
                            xgid_from_position)
 from bgnet.core.movegen import legal_moves as _legal_moves
 from bgnet.core.notation import Move, format_move, parse_move
+from bgnet.core.race import is_race as _is_race
 from bgnet.core.render import render_board
 
 __all__ = ["BAR", "CHECKERS", "NUM_SLOTS", "OFF", "OPP_BAR", "STARTING_POSITION", "InvalidPositionError",
@@ -267,13 +268,8 @@ class Position:
         return Position._trusted(tuple(-b[25 - i] for i in range(NUM_SLOTS)))
 
     def is_race(self) -> bool:
-        """True when no contact remains: every checker of mine is past every opposing checker."""
-        b = self._board
-        if b[BAR] or b[OPP_BAR]:
-            return False
-        my_back = max((p for p in range(1, 25) if b[p] > 0), default=0)
-        opp_back = min((p for p in range(1, 25) if b[p] < 0), default=25)
-        return my_back < opp_back
+        """True when no contact remains: every checker of mine is past every opposing checker (``bgnet.core.race``)."""
+        return bool(_is_race(np.array(self._board, np.int8)))
 
     def outcome(self) -> Outcome | None:
         """Who won and how once a side has borne off all 15 checkers; None while the game goes on."""

@@ -14,6 +14,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from numba import njit
 
+from bgnet.core.errors import ProbsShapeError
+
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 """The five outputs, in order (JSON keys and field names)."""
 
@@ -53,7 +55,7 @@ class Probs:
             return values
         vals = [float(v) for v in values]
         if len(vals) != 5:
-            raise ValueError(f"probabilities need five values (win, wg, wbg, lg, lbg), got {len(vals)}")
+            raise ProbsShapeError(f"probabilities need five values (win, wg, wbg, lg, lbg), got {len(vals)}")
         return cls(*vals)
 
     @property

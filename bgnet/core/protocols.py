@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable, Literal, Protocol, Sequence, runtime
 
 import numpy as np
 
+from bgnet.core.errors import NotAnEvaluatorError
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
@@ -77,7 +78,7 @@ def as_evaluator(source: EvaluatorLike) -> Evaluator:
         return owner  # ``net.probs_of_boards`` is ``net``: keeps what the evaluator is (e.g. a bear-off database)
     if callable(source):
         return FunctionEvaluator(source)
-    raise TypeError(f"{source!r} is neither an Evaluator (probs_of_boards) nor a function of boards")
+    raise NotAnEvaluatorError(f"{source!r} is neither an Evaluator (probs_of_boards) nor a function of boards")
 
 
 class BatchScorer(Protocol):

@@ -1,7 +1,10 @@
-"""Files bgnet ships: where the released net lies, in a wheel install or in the repository."""
+"""Files bgnet ships and keeps: where the released net and the training configs lie (a wheel install or the
+repository), and its cache."""
 
 from __future__ import annotations
 
+import os
+import warnings
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -16,3 +19,29 @@ REPOSITORY_NET = _PACKAGE_DIR.parent / "checkpoints" / "bgnet.pt"
 def default_checkpoint() -> Path:
     """The released net: the packaged copy when installed from a wheel, else the repository's."""
     return PACKAGED_NET if PACKAGED_NET.exists() else REPOSITORY_NET
+
+
+PACKAGED_CONFIGS = DATA_DIR / "configs"
+"""The training configs inside an installed package (``configs/**/*.toml``, copied there by the build)."""
+REPOSITORY_CONFIGS = _PACKAGE_DIR.parent / "configs"
+"""The training configs of a source checkout."""
+
+
+def config_dir() -> Path:
+    """The bundled training configs: the repository's ``configs/`` in a source checkout (so edits there count),
+    else the copy packaged in the wheel."""
+    in_checkout = (_PACKAGE_DIR.parent / "pyproject.toml").is_file() and REPOSITORY_CONFIGS.is_dir()
+    return REPOSITORY_CONFIGS if in_checkout else PACKAGED_CONFIGS
+
+
+def cache_dir() -> Path:
+    """The user's cache folder for bgnet (the weight cache, the bear-off database): ``$BGNET_CACHE``, else
+    ``$XDG_CACHE_HOME/bgnet``, else ``~/.cache/bgnet``. ``$BGNET_CACHE_DIR``, the bear-off database's older
+    name for it, is still read when ``$BGNET_CACHE`` is unset (deprecated)."""
+    if os.environ.get("BGNET_CACHE"):
+        return Path(os.environ["BGNET_CACHE"])
+    if os.environ.get("BGNET_CACHE_DIR"):
+        warnings.warn("$BGNET_CACHE_DIR is deprecated: set $BGNET_CACHE", DeprecationWarning, stacklevel=2)
+        return Path(os.environ["BGNET_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "bgnet"

@@ -7,13 +7,16 @@ for callers written before it existed.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, cast
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar, Union, cast
 
 import numpy as np
 
+from bgnet.core.errors import GameNotOverError
 from bgnet.core.position import Outcome, Position, Result
 
-__all__ = ["Outcome", "Result", "is_game_over", "opening_roll", "other_opening_die", "result_kind", "winner"]
+__all__ = ["DiceSource", "OpeningRoll", "Outcome", "Result", "is_game_over", "opening_roll", "other_opening_die",
+           "result_kind", "roll_opening", "winner"]
 
 _Die = TypeVar("_Die", int, np.ndarray)
 
@@ -33,7 +36,7 @@ def result_kind(pos: Position) -> Result:
     """Single, gammon or backgammon for the side that has borne off all 15 (the game must be over)."""
     out = pos.outcome()
     if out is None:
-        raise ValueError("the game is not over: neither side has borne off all 15 checkers")
+        raise GameNotOverError("the game is not over: neither side has borne off all 15 checkers")
     return out.kind
 
 
@@ -47,12 +50,35 @@ def other_opening_die(first: _Die, shift: _Die) -> _Die:
     return cast(_Die, second)
 
 
-def opening_roll(rng: np.random.Generator) -> tuple[int, int]:
-    """Each side rolls one die until they differ; the higher die's side plays both, never a double.
+DiceSource = Union[np.random.Generator, Callable[[], tuple[int, int]]]
+"""Where rolls come from: a generator (two ``integers(1, 7)`` per roll) or a callable returning (die, die)."""
 
-    Returns the two dice, the first being the die of the player who moves first.
-    """
+
+@dataclass(frozen=True)
+class OpeningRoll:
+    """Who moves first and with which dice, and every pair rolled to decide it."""
+
+    first: int
+    """Seat (0 or 1) of the side that rolled the higher die and moves first."""
+    dice: tuple[int, int]
+    """The dice the first mover plays: higher, lower (never a double)."""
+    tries: tuple[tuple[int, int], ...]
+    """Each pair rolled, seat 0's die first: ties, then the deciding pair."""
+
+
+def roll_opening(dice: DiceSource) -> OpeningRoll:
+    """Each side rolls one die until they differ; the higher die's side plays both, never a double."""
+    tries: list[tuple[int, int]] = []
     while True:
-        a, b = (int(x) for x in rng.integers(1, 7, size=2))
+        if isinstance(dice, np.random.Generator):
+            a, b = (int(x) for x in dice.integers(1, 7, size=2))
+        else:
+            a, b = (int(x) for x in dice())
+        tries.append((a, b))
         if a != b:
-            return (a, b) if a > b else (b, a)
+            return OpeningRoll(first=0 if a > b else 1, dice=(a, b) if a > b else (b, a), tries=tuple(tries))
+
+
+def opening_roll(rng: DiceSource) -> tuple[int, int]:
+    """The dice of ``roll_opening``: the first being the die of the player who moves first."""
+    return roll_opening(rng).dice

@@ -4,8 +4,8 @@ The one owner of the efficiency rule (``bgnet.cube.decision`` wraps it for singl
 the game loops ask it for every table on roll in one call instead of one Python
 scan of the board per cube question. Boards are (N, 26) int8, seen from the side on
 roll (mine positive, my bar at 25, the opponent's bar at 0). Whether contact is over is
-``bgnet.features.encoding``'s rule (``_is_race``); numba's on-disk cache of this module does not see
-edits of that function, so clear ``__pycache__`` after changing it.
+``bgnet.core.race``'s rule (``is_race``, inlined from its source when this module compiles; numba's
+on-disk cache of this module does not see later edits of it, so clear ``__pycache__`` after changing it).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from bgnet.features.encoding import _is_race
+from bgnet.core.race import is_race
 
 KIND_CONTACT, KIND_RACE, KIND_BEAROFF = 0, 1, 2
 """Kind codes, in the order of ``bgnet.cube.decision.POSITION_KINDS``."""
@@ -65,7 +65,7 @@ def kind_and_efficiency(board):
     ``bearoff_efficiency`` of the fewer rolls either side needs. Race: 0.55 +
     0.00125 * my pips, clamped to [0.6, 0.7].
     """
-    if not _is_race(board):
+    if not is_race(board):
         return KIND_CONTACT, CONTACT_EFFICIENCY
     pips = 0
     all_home = True  # every checker of both sides in its own home board

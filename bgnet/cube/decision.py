@@ -25,7 +25,7 @@ import numpy as np
 from bgnet.cube import _cube_kernels as ck
 from bgnet.cube._cube_kernels import (CONTACT_EFFICIENCY)
 from bgnet.core.errors import BgnetError
-from bgnet.cube.match import MatchState
+from bgnet.cube.match import NO_CUBE_RULES, MatchState
 from bgnet.cube.met import Ladder, MatchEquityTable, build_ladder, default_met, polyline_value
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
@@ -107,13 +107,14 @@ class CubeDecision:
         """A JSON-ready dict of every field (probabilities and state as nested dicts)."""
         d = asdict(self)
         d["probs"] = self.probs.to_dict()
+        d["state"] = self.state.to_dict()
         d["rules"] = rules_text(self.state)
         return d
 
     def format(self) -> str:
         """Text in the style of GNU Backgammon's cube analysis, headed by the rules it assumed."""
         p = self.probs
-        where = replace(self.state, jacoby=False, beavers=False, raccoons=False) if self.state.is_money else self.state
+        where = replace(self.state, rules=NO_CUBE_RULES) if self.state.is_money else self.state
         lines = [f"Cube analysis ({where})", f"Rules assumed: {rules_text(self.state)}",
                  f"  {p.line()}"]
         if self.state.is_money:
@@ -144,12 +145,13 @@ class CubeDecision:
 
 def rules_text(state: MatchState) -> str:
     """The cube rules a decision assumed, in words (for the header of every cube hint)."""
+    rules = state.rules
     if state.is_money:
-        return (f"money game, Jacoby rule {'on' if state.jacoby else 'off'}, "
-                f"beavers {'allowed' if state.beavers else 'not allowed'}"
-                + (", raccoons allowed" if state.raccoons else ""))
+        return (f"money game, Jacoby rule {'on' if rules.jacoby else 'off'}, "
+                f"beavers {'allowed' if rules.beavers else 'not allowed'}"
+                + (", raccoons allowed" if rules.raccoons else ""))
     tag = "Crawford game" if state.crawford else ("post-Crawford" if state.post_crawford else "Crawford rule")
-    return f"{state.match_length}-point match, {tag}" + (", Holland rule" if state.holland else "")
+    return f"{state.match_length}-point match, {tag}" + (", Holland rule" if rules.holland else "")
 
 
 # -- position kinds and cube efficiency ------------------------------------------------
@@ -379,16 +381,11 @@ def mwc_from_equity(equity: float, won: float, lost: float) -> float:
     return lost + 0.5 * (equity + 1.0) * (won - lost)
 
 
-def _jacoby_centred(state: MatchState) -> bool:
-    """Money with the Jacoby rule and a centred cube: gammons count single, so playing on never beats the cash."""
-    return state.is_money and state.jacoby and state.cube_owner == "centred"
-
-
 def _response(dt: float, dp: float, state: MatchState) -> tuple[Response, float]:
     """The taker's best answer to a double and what the double is then worth to the doubler."""
     if dt >= dp:
         return "pass", dp
-    if state.is_money and state.beavers and dt <= 0.0:
+    if dt <= 0.0 and state.rules.may_beaver(state.cube_value):
         return "beaver", 2.0 * dt
     return "take", dt
 
@@ -481,7 +478,7 @@ class _Core(NamedTuple):
         p = pr.win
         ratios = (pr.win_gammon / p if p > 0 else 0.0, pr.win_backgammon / p if p > 0 else 0.0,
                   pr.lose_gammon / (1 - p) if p < 1 else 0.0, pr.lose_backgammon / (1 - p) if p < 1 else 0.0)
-        singles = _jacoby_centred(state)
+        singles = not state.gammons_count  # the Jacoby rule with a centred cube
         ladder = values.ladder(ratios, singles)
         mine_now = state.may_double and values.mine_useful[0]
         theirs_now = state.cube_owner != "me" and not state.crawford and values.theirs_useful[0]
@@ -503,12 +500,12 @@ class _Core(NamedTuple):
         """The action, its text and the response from the MWC of the three lines."""
         nd, dt, dp = self.norm(self.mwc_nd), self.norm(mwc_dt), self.norm(mwc_dp)
         response, double_value = _response(dt, dp, self.state)
-        action, text = _choose(nd, dp, double_value, response, self.state.cube_owner == "me", self.gammons)
+        action, text = choose_action(nd, dp, double_value, response, self.state.cube_owner == "me", self.gammons)
         return action, text, response
 
 
-def _choose(nd: float, dp: float, double_value: float, response: Response, redouble: bool,
-            gammons: bool) -> tuple[Action, str]:
+def choose_action(nd: float, dp: float, double_value: float, response: Response, redouble: bool,
+                  gammons: bool) -> tuple[Action, str]:
     """The action and gnubg-style text from the no-double equity, the cash and the value of a double."""
     word = "redouble" if redouble else "double"
     if double_value >= nd or (nd > dp and not gammons):

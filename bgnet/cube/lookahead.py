@@ -13,8 +13,8 @@ import numpy as np
 
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.cube.decision import (CubeDecision, InvalidProbsError, _choose, _jacoby_centred, _response, cube_decision,
-                                 mwc_from_equity, normalised_equity, outcome_values, OutcomeValues)
+from bgnet.cube.decision import (CubeDecision, InvalidProbsError, choose_action, _response,
+                                 cube_decision, mwc_from_equity, normalised_equity, outcome_values, OutcomeValues)
 from bgnet.cube.match import CubeOwner, MatchState
 from bgnet.cube.met import MatchEquityTable
 
@@ -53,12 +53,12 @@ def lookahead_decision(probs: Probs | Sequence[float], state: MatchState, positi
         return d
     exchange = _Exchange(state, values, rows, w, replies, x, met)
     nd = d.equity_no_double + exchange.value(0) - mean.equity_no_double
-    if _jacoby_centred(state):
+    if not state.gammons_count:
         nd = min(nd, d.equity_double_pass)  # Jacoby: playing on cannot beat the cash (docs/CUBE.md)
     dt = d.equity_double_take + exchange.value(1) - mean.equity_double_take
     dp = d.equity_double_pass
     response, double_value = _response(dt, dp, state)
-    action, text = _choose(nd, dp, double_value, response, d.is_redouble, d.probs.win_gammon > 0.0)
+    action, text = choose_action(nd, dp, double_value, response, d.is_redouble, d.probs.win_gammon > 0.0)
     mwc_nd = mwc_dt = None
     if not state.is_money:
         mwc_nd, mwc_dt = exchange.mwc(nd), exchange.mwc(dt)

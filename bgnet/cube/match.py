@@ -3,12 +3,15 @@
 "me" is the player whose turn it is (like ``Position``): in a gnubg Match ID the
 dice owner, in an XGID the turn player. During a pending double "me" is the
 doubler and the cube still holds its pre-double value, as both formats store it.
+The optional cube rules (Jacoby, beavers, raccoons, Holland, maximum cube) are one
+frozen ``CubeRules`` that the state holds (``state.rules``) and a game's rules hold
+too (``bgnet.play.game.Rules``): a new cube rule is one new field of ``CubeRules``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, ClassVar, Literal
 
 from bgnet.core.errors import BgnetError
 
@@ -20,42 +23,137 @@ class InvalidMatchStateError(BgnetError):
     """A score, cube or rule combination that cannot occur."""
 
 
+class InvalidCubeRulesError(InvalidMatchStateError):
+    """Cube rules that cannot apply: raccoons without beavers, the Jacoby rule in a match, ..."""
+
+
 @dataclass(frozen=True)
-class MatchState:
-    """Match or money state seen from the side on roll ("me").
+class CubeRules:
+    """Which optional cube rules apply; each is off by default."""
 
-    ``match_length`` 0 is money play (scores are then session points and may be any
-    non-negative number). ``cube_owner`` is "centred", "me" or "opponent".
-    """
-
-    match_length: int = 0
-    """Points needed to win the match; 0 for money play."""
-    score_me: int = 0
-    """Points already won by the side on roll."""
-    score_opp: int = 0
-    """Points already won by the opponent."""
-    cube_value: int = 1
-    """Current cube value (a power of two); during a pending double the pre-double value."""
-    cube_owner: CubeOwner = "centred"
-    """Who may turn the cube next: "centred" (either), "me" or "opponent"."""
-    crawford: bool = False
-    """This game is the Crawford game (a player has just reached 1-away): no cube."""
     jacoby: bool = False
     """Money only: gammons and backgammons count single while the cube is centred."""
     beavers: bool = False
     """Money only: a player who is doubled may redouble at once and keep the cube."""
     raccoons: bool = False
-    """Money only: after a beaver the doubler may redouble again at once (needs beavers)."""
+    """Money only (needs beavers): after a beaver the doubler may redouble again at once and keep the cube."""
     holland: bool = False
     """Match only: post-Crawford the trailer may not double until each side has rolled twice."""
+    max_cube: int = 0
+    """Highest value a double, beaver or raccoon may take the cube to (0: no limit)."""
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("int", int) and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise InvalidCubeRulesError(f"{f.name} must be a non-negative int, got {value!r}")
+            if f.type in ("bool", bool) and not isinstance(value, bool):
+                raise InvalidCubeRulesError(f"{f.name} must be True or False, got {value!r}")
+        if self.raccoons and not self.beavers:
+            raise InvalidCubeRulesError("raccoons need beavers to be allowed")
+
+    def check_play(self, money: bool) -> None:
+        """Raise InvalidCubeRulesError unless these rules can apply to money play (``money``) or to a match."""
+        if money and self.holland:
+            raise InvalidCubeRulesError("the Holland rule applies only to match play")
+        if not money and (self.jacoby or self.beavers or self.raccoons):
+            raise InvalidCubeRulesError("the Jacoby rule, beavers and raccoons apply only to money play")
+
+    def allows_cube(self, value: int) -> bool:
+        """Whether the cube may reach ``value`` (within ``max_cube``)."""
+        return not self.max_cube or value <= self.max_cube
+
+    def may_beaver(self, cube: int) -> bool:
+        """Whether a double of the cube at ``cube`` may be beavered: beavers allowed and 4 * ``cube`` allowed."""
+        return self.beavers and self.allows_cube(4 * cube)
+
+    def may_raccoon(self, cube: int) -> bool:
+        """Whether a beavered double of the cube at ``cube`` may be raccooned: raccoons allowed, 8 * ``cube`` too."""
+        return self.raccoons and self.allows_cube(8 * cube)
+
+
+RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CubeRules))
+"""The names of the cube rules, in field order."""
+NO_CUBE_RULES = CubeRules()
+"""Every optional cube rule off."""
+
+
+class HoldsCubeRules:
+    """Base of the values that hold a ``CubeRules`` (``MatchState``, ``bgnet.play.game.Rules``).
+
+    It keeps the flat spelling of the rules working for one version: ``MatchState(jacoby=True)``
+    switches the rule in the held ``CubeRules`` (``fold_rule_keywords``), and ``state.jacoby``
+    reads it. New code reads the rule set itself: ``state.rules.jacoby``.
+    """
+
+    RULES_FIELD: ClassVar[str]
+    """The name of the field that holds the ``CubeRules``."""
+
+    def __getattr__(self, name: str) -> Any:
+        """A rule of the held rule set read by its flat name (``state.jacoby``)."""
+        rules = self.__dict__.get(self.RULES_FIELD)
+        if name in RULE_NAMES and rules is not None:
+            return getattr(rules, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @classmethod
+    def fold_rule_keywords(cls, rules: CubeRules, keywords: dict[str, Any]) -> CubeRules:
+        """``rules`` with the rules given by name as keywords (``jacoby=True``) switched as given."""
+        if not isinstance(rules, CubeRules):
+            raise InvalidCubeRulesError(f"{cls.RULES_FIELD} must be a CubeRules, got {rules!r}")
+        if not keywords:
+            return rules
+        unknown = [k for k in keywords if k not in RULE_NAMES]
+        if unknown:
+            raise InvalidCubeRulesError(f"there is no cube rule {unknown[0]!r}; the rules are {', '.join(RULE_NAMES)}")
+        return replace(rules, **keywords)
+
+
+@dataclass(frozen=True)
+class MatchState(HoldsCubeRules):
+    """Match or money state seen from the side on roll ("me").
+
+    ``match_length`` 0 is money play (scores are then session points and may be any
+    non-negative number). ``cube_owner`` is "centred", "me" or "opponent". The rules
+    may be given by name: ``MatchState(jacoby=True)`` is ``MatchState(rules=CubeRules(jacoby=True))``.
+    """
+
+    match_length: int
+    """Points needed to win the match; 0 for money play."""
+    score_me: int
+    """Points already won by the side on roll."""
+    score_opp: int
+    """Points already won by the opponent."""
+    cube_value: int
+    """Current cube value (a power of two); during a pending double the pre-double value."""
+    cube_owner: CubeOwner
+    """Who may turn the cube next: "centred" (either), "me" or "opponent"."""
+    crawford: bool
+    """This game is the Crawford game (a player has just reached 1-away): no cube."""
+    rules: CubeRules
+    """The optional cube rules in force (Jacoby, beavers, raccoons, Holland, maximum cube)."""
+
+    RULES_FIELD: ClassVar[str] = "rules"
+
+    def __init__(self, match_length: int = 0, score_me: int = 0, score_opp: int = 0, cube_value: int = 1,
+                 cube_owner: CubeOwner = "centred", crawford: bool = False, *, rules: CubeRules = NO_CUBE_RULES,
+                 **rule_keywords: Any) -> None:
+        """The state, checked; ``rule_keywords`` switch rules of ``rules`` by name (``jacoby=True``)."""
+        put = object.__setattr__
+        put(self, "match_length", match_length)
+        put(self, "score_me", score_me)
+        put(self, "score_opp", score_opp)
+        put(self, "cube_value", cube_value)
+        put(self, "cube_owner", cube_owner)
+        put(self, "crawford", crawford)
+        put(self, "rules", rules if not rule_keywords and type(rules) is CubeRules
+            else self.fold_rule_keywords(rules, rule_keywords))
         problem = self._problem()
         if problem is not None:
             raise InvalidMatchStateError(problem)
 
     def _problem(self) -> str | None:
-        """The first reason this state is impossible, or None."""
+        """The first reason this state is impossible, or None (rules that cannot apply raise InvalidCubeRulesError)."""
         for name in ("match_length", "score_me", "score_opp", "cube_value"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -71,14 +169,9 @@ class MatchState:
             return "a cube at 1 has not been turned yet, so it must be centred"
         if cube > 1 and self.cube_owner == "centred":
             return f"a cube at {cube} has been turned, so it must be owned by 'me' or 'opponent'"
-        if self.raccoons and not self.beavers:
-            return "raccoons need beavers to be allowed"
+        self.rules.check_play(self.match_length == 0)
         if self.match_length == 0:
-            if self.crawford or self.holland:
-                return "the Crawford and Holland rules apply only to match play"
-            return None
-        if self.jacoby or self.beavers or self.raccoons:
-            return "the Jacoby rule, beavers and raccoons apply only to money play"
+            return "the Crawford rule applies only to match play" if self.crawford else None
         n = self.match_length
         if self.score_me >= n or self.score_opp >= n:
             return f"a score of {self.score_me}-{self.score_opp} has already ended a {n}-point match"
@@ -89,6 +182,14 @@ class MatchState:
                 return "the cube cannot be used in the Crawford game, so it must be 1 and centred"
         return None
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the rules flat beside the score (``max_cube`` only when a limit is set)."""
+        d: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "rules"}
+        d.update(asdict(self.rules))
+        if not self.rules.max_cube:
+            del d["max_cube"]
+        return d
+
     # -- derived ------------------------------------------------------------
     @property
     def is_money(self) -> bool:
@@ -98,7 +199,7 @@ class MatchState:
     @property
     def gammons_count(self) -> bool:
         """False in money play under the Jacoby rule while the cube is centred: gammons and backgammons count single."""
-        return not (self.is_money and self.jacoby and self.cube_owner == "centred")
+        return not (self.is_money and self.rules.jacoby and self.cube_owner == "centred")
 
     @property
     def away_me(self) -> int:
@@ -133,9 +234,8 @@ class MatchState:
     def swap_sides(self) -> "MatchState":
         """The same state seen by the opponent."""
         owner: CubeOwner = "centred" if self.cube_owner == "centred" else "opponent" if self.cube_owner == "me" else "me"
-        return MatchState(match_length=self.match_length, score_me=self.score_opp, score_opp=self.score_me,
-                          cube_value=self.cube_value, cube_owner=owner, crawford=self.crawford, jacoby=self.jacoby,
-                          beavers=self.beavers, raccoons=self.raccoons, holland=self.holland)
+        return MatchState(self.match_length, self.score_opp, self.score_me, self.cube_value, owner, self.crawford,
+                          rules=self.rules)
 
     # -- construction from IDs ----------------------------------------------
     @classmethod
@@ -158,7 +258,7 @@ class MatchState:
         money = length == 0
         return cls(match_length=length, score_me=int(score[me]), score_opp=int(score[1 - me]),
                    cube_value=int(f.cube_value), cube_owner=owner, crawford=bool(f.crawford) and not money,
-                   jacoby=money and not f.jacoby_off, beavers=money and beavers)
+                   rules=CubeRules(jacoby=money and not f.jacoby_off, beavers=money and bool(beavers)))
 
     @classmethod
     def from_xgid(cls, xgid: str) -> "MatchState":
@@ -177,14 +277,14 @@ class MatchState:
         rules = int(f.rules)
         if length == 0:
             return cls(0, score_me, score_opp, 1 << int(f.cube_log2), owner,
-                       jacoby=bool(rules & 1), beavers=bool(rules & 2))
+                       rules=CubeRules(jacoby=bool(rules & 1), beavers=bool(rules & 2)))
         return cls(length, score_me, score_opp, 1 << int(f.cube_log2), owner, crawford=bool(rules & 1))
 
     def __str__(self) -> str:
         cube = "centred" if self.cube_owner == "centred" else f"{self.cube_value}, owned by {self.cube_owner}"
         if self.is_money:
-            rules = [r for r, on in (("Jacoby", self.jacoby), ("beavers", self.beavers),
-                                     ("raccoons", self.raccoons)) if on]
+            rules = [r for r, on in (("Jacoby", self.rules.jacoby), ("beavers", self.rules.beavers),
+                                     ("raccoons", self.rules.raccoons)) if on]
             return f"money game, cube {cube}" + (f" ({', '.join(rules)})" if rules else "")
         tag = " (Crawford game)" if self.crawford else (" (post-Crawford)" if self.post_crawford else "")
         return (f"{self.match_length}-point match, {self.score_me}-{self.score_opp} "

@@ -1,16 +1,16 @@
-"""The input features of ``bgnet.features.encoding`` computed with torch ops, on whatever device the boards are on.
+"""Feature set 1 (``bgnet.features.v1``) computed with torch ops, on whatever device the boards are on.
 
 On a GPU this moves 26 bytes per position to the device instead of 214 floats,
 and takes the encoding off the host's cores, which a large self-play batch
-would otherwise saturate. It must give exactly the features of
-``bgnet.features.encoding.encode`` (tested on the CPU).
+would otherwise saturate. It must give exactly the features of the numba
+kernels (tested on the CPU); its race flag is the twin of ``bgnet.core.race``'s rule.
 """
 
 from __future__ import annotations
 
 import torch
 
-from bgnet.features.encoding import NUM_FEATURES, RAW_PER_SIDE
+from bgnet.features.v1 import RAW_PER_SIDE, WIDTH
 
 
 def _sides(boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -61,7 +61,7 @@ def _structure(own: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 
 
 def encode_torch(boards: torch.Tensor) -> torch.Tensor:
-    """Features (N, NUM_FEATURES) float32 for int8 boards (N, 26), each seen from its side on roll."""
+    """Set-1 features (N, 214) float32 for int8 boards (N, 26), each seen from its side on roll."""
     mine, theirs = _sides(boards)
     b = boards.to(torch.int16)
     my_back = torch.where(b[:, 1:25] > 0, torch.arange(1, 25, device=b.device), 0).max(dim=1).values
@@ -75,5 +75,5 @@ def encode_torch(boards: torch.Tensor) -> torch.Tensor:
         torch.stack([my_pips / 100, their_pips / 100, (their_pips - my_pips) / 50], dim=1),
         _structure(mine, theirs), _structure(theirs, mine),
     ], dim=1)
-    assert out.shape[1] == NUM_FEATURES and RAW_PER_SIDE == 98
+    assert out.shape[1] == WIDTH and RAW_PER_SIDE == 98
     return out

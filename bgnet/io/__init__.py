@@ -1,5 +1,5 @@
 """Match files: the ``.mat`` and ``.sgf`` formats behind one registry that sniffs,
-reads and writes them, the value types of a recorded match, and the replay checker
-that proves a file's moves legal. Builds on ``play`` for the game loop that records
-games as it plays them.
+reads and writes them (``formats``), the value types of a recorded match (``record``),
+the replay checker that proves a file's moves legal (``replay``) and the recorder of
+games played by ``bgnet.play.game.play_game`` (``recorder``).
 """

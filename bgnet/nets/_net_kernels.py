@@ -1,13 +1,13 @@
 """Numba kernel of ``bgnet.nets.fastnet.NumpyNet``'s forward pass on boards: the features folded into the first layer.
 
-``net_probs`` encodes each board with ``bgnet.features.encoding``'s own per-board kernels and
+``net_probs`` encodes each board with its feature set's row kernel (``bgnet.features.registry``) and
 multiplies only the non-zero inputs and, after a ReLU, the non-zero hidden units, so
 most of each matrix product is skipped (about 1.8x faster than numpy's dense products
 on the 256-128 net). Each board is valued on its own, so a board's chances do not
 depend on which other boards share its batch (numpy's blocked products do), which
 makes caching a board's chances exact.
 
-It calls another module's numba functions (the encoders), whose later edits numba's
+It inlines another module's numba functions (the row kernels), whose later edits numba's
 on-disk cache does not notice here: ``bgnet.nets.fastnet`` checks the kernel against the
 numpy pass once per process and feature version before using it.
 """
@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bgnet.features.encoding import _encode_one, _encode_one_v2
+from bgnet.features.common import SCRATCH_SHAPE
+from bgnet.features.registry import encode_row
 
 ACT_RELU, ACT_TANH, ACT_SIGMOID = 0, 1, 2
 ACTS = {"relu": ACT_RELU, "tanh": ACT_TANH, "sigmoid": ACT_SIGMOID}
@@ -76,17 +77,11 @@ def net_probs(boards, version, weights, biases, act, out):  # type: ignore[no-un
     x = np.zeros(width, np.float32)
     y = np.zeros(width, np.float32)
     idx = np.empty(width, np.int64)
-    c = np.empty(26, np.int64)
-    o = np.empty(26, np.int64)
-    esc_c = np.empty(26, np.int64)
-    esc_o = np.empty(26, np.int64)
+    scratch = np.empty(SCRATCH_SHAPE, np.int64)
     n_feat = weights[0].shape[0]
     feats = x[:n_feat]
     for i in range(boards.shape[0]):
-        if version == 2:
-            _encode_one_v2(boards[i], feats, c, o, esc_c, esc_o)
-        else:
-            _encode_one(boards[i], feats)
+        encode_row(version, boards[i], feats, scratch)
         cur = x
         nxt = y
         n_in = n_feat

@@ -4,8 +4,8 @@ Importing torch costs over a second on a small CPU, more than the whole 0-ply
 hint. The first time a checkpoint is used it is read the safe way
 (``torch.load(..., weights_only=True)`` through ``bgnet.nets.model``); its weights are
 then cached as a plain ``.npz`` named by the checkpoint file's SHA-256 under the
-user's cache folder (``$BGNET_CACHE``, else ``$XDG_CACHE_HOME/bgnet``, else
-``~/.cache/bgnet``). Later runs read that file with numpy alone
+user's cache folder (``bgnet.core.resources.cache_dir``: ``$BGNET_CACHE``, else
+``$XDG_CACHE_HOME/bgnet``, else ``~/.cache/bgnet``). Later runs read that file with numpy alone
 (``allow_pickle=False``). A damaged cache file is ignored and rewritten.
 
 Boards are valued by a fused numba kernel (``bgnet.nets._net_kernels.net_probs``: the
@@ -19,22 +19,20 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from bgnet.core.errors import BgnetError
+from bgnet.core.resources import cache_dir
+from bgnet.features.kinds import KINDS, rows_by_scorer
+from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
-from bgnet.features.encoding import FEATURE_VERSIONS, KINDS, encode, num_features, rows_by_scorer
 
-ProbsFn = Callable[[np.ndarray], np.ndarray]
+__all__ = ["CACHE_FORMAT", "NumpyNet", "NumpyNetError", "NumpyNetSet", "load_evaluator", "load_numpy_net"]
 
 
-def cache_dir() -> Path:
-    """Folder for cached weights."""
-    if os.environ.get("BGNET_CACHE"):
-        return Path(os.environ["BGNET_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "bgnet"
+class NumpyNetError(BgnetError):
+    """A torch-free net that cannot be built as asked (an unknown activation, nets by kind without a contact net)."""
 
 
 class NumpyNet:
@@ -42,7 +40,7 @@ class NumpyNet:
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, feature_version: int = 1) -> None:
         if activation not in ("relu", "sigmoid", "tanh"):
-            raise ValueError(f"activation {activation!r} is not relu, sigmoid or tanh")
+            raise NumpyNetError(f"activation {activation!r} is not relu, sigmoid or tanh")
         self.layers = [(np.ascontiguousarray(w.T, np.float32), b.astype(np.float32)) for w, b in layers]
         self.activation = activation
         self.feature_version = feature_version
@@ -137,7 +135,7 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 
 
 class NumpyNetSet:
-    """Nets by kind of position (``bgnet.features.encoding.KINDS``) in numpy: each board scored by the net of its kind.
+    """Nets by kind of position (``bgnet.features.kinds.KINDS``) in numpy: each board scored by the net of its kind.
 
     The torch-free twin of ``bgnet.nets.model.NetSet`` (without its bear-off step: the
     agents put the database in front of every evaluator). A kind without a net of
@@ -146,7 +144,7 @@ class NumpyNetSet:
 
     def __init__(self, nets: dict[str, NumpyNet]) -> None:
         if "contact" not in nets or set(nets) - set(KINDS):
-            raise ValueError(f"a NumpyNetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
+            raise NumpyNetError(f"a NumpyNetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
         self.nets = dict(nets)
         self.by_code = [self.nets.get(k, self.nets["contact"]) for k in KINDS]
         self.feature_version = self.nets["contact"].feature_version
@@ -172,7 +170,7 @@ def _from_cache(file: Path) -> dict[str, NumpyNet] | None:
             nets = {}
             for kind in [str(k) for k in data["kinds"]]:
                 version = int(data[f"{kind}_feature_version"])
-                if version not in FEATURE_VERSIONS or int(data[f"{kind}_num_features"]) != num_features(version):
+                if version not in FEATURE_SETS or int(data[f"{kind}_num_features"]) != num_features(version):
                     return None
                 n = int(data[f"{kind}_n_layers"])
                 layers = [(data[f"{kind}_w{i}"], data[f"{kind}_b{i}"]) for i in range(n)]

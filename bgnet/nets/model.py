@@ -21,7 +21,8 @@ import torch
 from torch import nn
 
 from bgnet.core.errors import BgnetError
-from bgnet.features.encoding import FEATURE_VERSIONS, KINDS, NUM_FEATURES, encode, num_features, rows_by_scorer
+from bgnet.features.kinds import KINDS, rows_by_scorer
+from bgnet.features.registry import FEATURE_SETS, FEATURE_VERSIONS, encode, num_features
 from bgnet.core.probs import equities, flip_probs  # noqa: F401  (re-exported: numpy helpers live in bgnet.core.probs)
 
 CHECKPOINT_FORMAT = 1
@@ -29,6 +30,10 @@ CHECKPOINT_FORMAT = 1
 
 class CheckpointError(BgnetError):
     """A checkpoint file that is missing, corrupt or does not fit this version of bgnet."""
+
+
+class ModelError(BgnetError):
+    """A net that cannot be built, widened, averaged or joined as asked."""
 
 
 @dataclass(frozen=True)
@@ -39,8 +44,8 @@ class ModelConfig:
     """Sizes of the hidden layers."""
     activation: str = "relu"
     """Hidden activation: "relu", "sigmoid" or "tanh"."""
-    num_features: int = NUM_FEATURES
-    """Input width (from bgnet.features.encoding)."""
+    num_features: int = FEATURE_SETS[1].width
+    """Input width (``bgnet.features.registry``)."""
     feature_version: int = 1
     """Version of the input encoding the net was trained on (it selects the encoder)."""
 
@@ -71,7 +76,7 @@ class BgNet(nn.Module):
     def __init__(self, config: ModelConfig = ModelConfig()) -> None:
         super().__init__()
         if config.activation not in _ACTIVATIONS:
-            raise ValueError(f"activation {config.activation!r} is not one of {sorted(_ACTIVATIONS)}")
+            raise ModelError(f"activation {config.activation!r} is not one of {sorted(_ACTIVATIONS)}")
         self.config = config
         layers: list[nn.Module] = []
         width = config.num_features
@@ -173,7 +178,7 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
 def net_from_checkpoint(ckpt: dict[str, Any], source: str = "checkpoint") -> BgNet:
     """Rebuild the network described by a checkpoint dict."""
     config = ModelConfig.from_dict(ckpt["model_config"])
-    if config.feature_version not in FEATURE_VERSIONS or config.num_features != num_features(config.feature_version):
+    if config.feature_version not in FEATURE_SETS or config.num_features != num_features(config.feature_version):
         raise CheckpointError(
             f"{source} was trained on features version {config.feature_version} ({config.num_features} inputs); "
             f"this bgnet computes versions {', '.join(f'{v} ({num_features(v)} inputs)' for v in FEATURE_VERSIONS)}")
@@ -219,7 +224,7 @@ class NetEvaluator:
 
 
 class NetSet:
-    """Nets by kind of position (``bgnet.features.encoding.KINDS``), with the exact bear-off database at the end.
+    """Nets by kind of position (``bgnet.features.kinds.KINDS``), with the exact bear-off database at the end.
 
     ``nets`` must hold "contact"; a kind without its own net is scored by the
     contact net. Each call classifies the boards, runs one forward pass per net on
@@ -230,7 +235,7 @@ class NetSet:
     def __init__(self, nets: dict[str, BgNet], bearoff: bool = True) -> None:
         unknown = set(nets) - set(KINDS)
         if "contact" not in nets or unknown:
-            raise ValueError(f"a NetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
+            raise ModelError(f"a NetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
         self.nets = {k: n.eval() for k, n in nets.items()}
         self.bearoff = bearoff
         self._db: Any = None
@@ -297,7 +302,7 @@ def widen(net: BgNet, feature_version: int) -> BgNet:
     (appended after the old ones) start with zero weights, so training starts from what ``net`` knows."""
     old, new = net.config.num_features, num_features(feature_version)
     if feature_version < net.config.feature_version or new < old:
-        raise ValueError(f"cannot widen a version {net.config.feature_version} net to version {feature_version}")
+        raise ModelError(f"cannot widen a version {net.config.feature_version} net to version {feature_version}")
     config = ModelConfig(hidden=net.config.hidden, activation=net.config.activation, num_features=new,
                          feature_version=feature_version)
     wide = BgNet(config)
@@ -311,9 +316,9 @@ def widen(net: BgNet, feature_version: int) -> BgNet:
 
 
 def check_widening(old: Sequence[int], new: Sequence[int]) -> None:
-    """ValueError unless hidden widths ``new`` can be reached from ``old`` by ``widen_hidden``."""
+    """ModelError unless hidden widths ``new`` can be reached from ``old`` by ``widen_hidden``."""
     if len(new) != len(old) or any(n < o for n, o in zip(new, old)):
-        raise ValueError(f"hidden {list(new)} must have {len(old)} layers, each at least as wide as {list(old)}")
+        raise ModelError(f"hidden {list(new)} must have {len(old)} layers, each at least as wide as {list(old)}")
 
 
 def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float = 1e-4) -> BgNet:
@@ -359,11 +364,11 @@ def average_nets(nets: Sequence[BgNet]) -> BgNet:
     a constant learning rate averages out; nets of different configs are refused.
     """
     if not nets:
-        raise ValueError("no nets to average")
+        raise ModelError("no nets to average")
     config = nets[0].config
     for n in nets[1:]:
         if n.config != config:
-            raise ValueError(f"nets to average must share one config: {n.config} differs from {config}")
+            raise ModelError(f"nets to average must share one config: {n.config} differs from {config}")
     mean = BgNet(config)
     states = [n.state_dict() for n in nets]
     with torch.no_grad():
@@ -380,13 +385,13 @@ def committee_net(nets: Sequence[BgNet]) -> BgNet:
     loads and that training can go on from. The nets must share inputs, depth and activation.
     """
     if not nets:
-        raise ValueError("no nets to join")
+        raise ModelError("no nets to join")
     first = nets[0].config
     for n in nets[1:]:
         c = n.config
         if (c.feature_version, c.num_features, c.activation, len(c.hidden)) != \
                 (first.feature_version, first.num_features, first.activation, len(first.hidden)):
-            raise ValueError(f"nets to join must share inputs, depth and activation: {c} differs from {first}")
+            raise ModelError(f"nets to join must share inputs, depth and activation: {c} differs from {first}")
     depth = len(first.hidden)
     config = ModelConfig(hidden=tuple(sum(n.config.hidden[i] for n in nets) for i in range(depth)),
                          activation=first.activation, num_features=first.num_features,

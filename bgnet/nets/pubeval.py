@@ -12,7 +12,7 @@ the move; ``pubeval_scores`` decides per afterstate unless a ``race`` flag is
 given, so a move chooser should pass ``race=position.is_race()`` to rank all
 plays on one scale and match gnubg's pubeval player. Per row, a race means no
 contact: every checker of mine (bar included) has passed every opposing checker
-(his bar included); a side with no checkers left makes no contact.
+(his bar included), as ``bgnet.core.race`` decides.
 
 Inputs, per board location (points 24 down to 1, five each): opponent blot,
 one checker of mine, at least two, exactly three, and ``(n - 3) / 2`` for
@@ -22,17 +22,19 @@ My own bar is not an input.
 
 from __future__ import annotations
 
+import functools
 import json
-from pathlib import Path
 
 import numba
 import numpy as np
 
 from bgnet.core.errors import BgnetError
 from bgnet.core.position import CHECKERS, NUM_SLOTS, Position
+from bgnet.core.race import race_scan
 from bgnet.core.resources import DATA_DIR
 
-__all__ = ["PubevalInputError", "WEIGHTS_FILE", "WIN_SCORE", "pubeval_score", "pubeval_scores"]
+__all__ = ["PubevalInputError", "PubevalWeightsError", "WEIGHTS_FILE", "WIN_SCORE", "pubeval_score", "pubeval_scores",
+           "pubeval_tables"]
 
 WIN_SCORE = 99999999.0
 """Score of an afterstate in which the mover has borne off all 15 checkers."""
@@ -47,40 +49,23 @@ class PubevalInputError(BgnetError):
     """An afterstate array or race flag that pubeval cannot score."""
 
 
+class PubevalWeightsError(BgnetError):
+    """A damaged ``pubeval_weights.json`` in the package data."""
+
+
 def _load_weights() -> tuple[np.ndarray, np.ndarray]:
     """Read the (race, contact) weight vectors from the package data file."""
     doc = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     race = np.asarray(doc["race"], dtype=np.float64)
     contact = np.asarray(doc["contact"], dtype=np.float64)
     if race.shape != (_NUM_INPUTS,) or contact.shape != (_NUM_INPUTS,):
-        raise RuntimeError(f"pubeval_weights.json must hold two vectors of {_NUM_INPUTS} weights")
+        raise PubevalWeightsError(f"pubeval_weights.json must hold two vectors of {_NUM_INPUTS} weights")
     race.flags.writeable = False
     contact.flags.writeable = False
     return race, contact
 
 
 RACE_WEIGHTS, CONTACT_WEIGHTS = _load_weights()
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def race_scan(row: np.ndarray) -> tuple[int, bool]:
-    """(checkers of mine still in play, whether contact is over) for one board row, as pubeval decides its race vector.
-
-    my_back: my rearmost slot (25 = bar), 0 if none; opp_back: the opponent's
-    rearmost slot as I count (0 = his bar), 26 if none. Race iff my_back < opp_back.
-    """
-    in_play = 0
-    my_back = 0
-    opp_back = 26
-    for p in range(1, 26):
-        n = row[p]
-        if n > 0:
-            in_play += n
-            my_back = p
-    for p in range(24, -1, -1):
-        if row[p] < 0:
-            opp_back = p
-    return in_play, my_back < opp_back
 
 
 @numba.njit(cache=True, nogil=True)
@@ -156,3 +141,36 @@ def pubeval_score(position: Position, race: bool | None = None) -> float:
     if not isinstance(position, Position):
         raise PubevalInputError(f"pubeval_score needs a Position, got {type(position).__name__}")
     return float(pubeval_scores(position.array()[None, :], race)[0])
+
+
+@functools.lru_cache(maxsize=1)
+def pubeval_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Pubeval's weights as lookup tables: (2, 24, 31) the term of each point's count (-15..15) and (2, 2) the
+    opponent's bar and my borne-off weights; index 0 is the race vector, 1 the contact one.
+
+    The table form of the inputs above: a point's term is one table read instead of
+    pubeval's branches, for the numba kernels that rank many plays (the rollout's
+    pruning and luck, ``bgnet.nets.ranker.table_score``). Built once, read-only.
+    """
+    tables = np.zeros((2, 24, 31), np.float64)
+    extra = np.zeros((2, 2), np.float64)
+    for v, w in enumerate((RACE_WEIGHTS, CONTACT_WEIGHTS)):
+        for block in range(24):
+            base = 5 * block
+            for n in range(-15, 16):
+                t = 0.0
+                if n == -1:
+                    t = w[base]
+                elif n == 1:
+                    t = w[base + 1]
+                elif n >= 2:
+                    t = w[base + 2]
+                    if n == 3:
+                        t += w[base + 3]
+                    elif n >= 4:
+                        t += w[base + 4] * (n - 3) / 2.0
+                tables[v, block, n + 15] = t
+        extra[v] = (w[120], w[121])
+    tables.flags.writeable = False
+    extra.flags.writeable = False
+    return tables, extra

@@ -8,7 +8,7 @@ ranker re-ranks pubeval's best ``window`` plays with a linear score fitted (by
 that its top play is the net's about four times in five, at a few ns a play more.
 
 The score of an afterstate (mover's view, as ``bgnet.nets.pubeval``) is, with ``v`` the
-race/contact flag of ``bgnet.nets.pubeval.race_scan``:
+race/contact flag of ``bgnet.core.race``:
 ``sum_points tables[v, point, count + 15] + extra[v, 0] * opp_bar / 2 +
 extra[v, 1] * borne_off / 15``, plus, in contact only, ``contact @ features``
 with the features of ``contact_features``. Any fixed score keeps the luck an exact
@@ -29,8 +29,9 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from bgnet.features.encoding import _longest_run, _popcount
 from bgnet.core.errors import BgnetError
+from bgnet.core.race import race_of_masks
+from bgnet.features.common import longest_run, popcount
 from bgnet.nets.pubeval import WIN_SCORE
 from bgnet.core.resources import DATA_DIR
 
@@ -90,8 +91,7 @@ def _scan(row):  # type: ignore[no-untyped-def]
     """(checkers of mine in play, race flag, my blots, my made points, the opponent's checkers) of one row.
 
     Masks have bit p for point p (the opponent's bar is bit 0). The race flag is
-    ``bgnet.nets.pubeval.race_scan``'s (tests check the two agree), found from the masks in
-    one branch-free pass: my rearmost checker (bar included) is below his rearmost.
+    ``bgnet.core.race``'s rule on the masks of the same branch-free pass.
     """
     in_play = 0
     blots = np.int64(0)
@@ -106,9 +106,7 @@ def _scan(row):  # type: ignore[no-untyped-def]
     bar = np.int64(row[25])
     in_play += max(bar, 0)
     mine = blots | made | (np.int64(bar > 0) << 25)
-    my_back = 63 - leading_zeros(mine) if mine else 0
-    opp_back = 63 - leading_zeros(opp & -opp) if opp else 26
-    return in_play, my_back < opp_back, blots & _POINTS, made & _POINTS, opp
+    return in_play, race_of_masks(mine, opp), blots & _POINTS, made & _POINTS, opp
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -123,18 +121,18 @@ def _contact_values(row, blots, made, opp):  # type: ignore[no-untyped-def]
     for k in range(1, 7):
         s = opp << k
         direct |= s
-        shooters += _popcount(blots & s)
+        shooters += popcount(blots & s)
     exposed = blots & direct
-    d1 = _popcount(exposed)
+    d1 = popcount(exposed)
     pts = 0
     x = exposed
     while x:
         p = 63 - leading_zeros(x)
         pts += p
         x ^= np.int64(1) << p
-    return (float(d1), pts / 24.0, float(shooters), float(_popcount(blots & (direct << 6) & ~direct)),
-            float(_popcount(exposed & _OUTER)), float(d1 * d1), float(_popcount(blots)), float(_longest_run(made)),
-            float(_popcount(made & _HOME) * max(0, -np.int64(row[0]))))
+    return (float(d1), pts / 24.0, float(shooters), float(popcount(blots & (direct << 6) & ~direct)),
+            float(popcount(exposed & _OUTER)), float(d1 * d1), float(popcount(blots)), float(longest_run(made)),
+            float(popcount(made & _HOME) * max(0, -np.int64(row[0]))))
 
 
 @njit(cache=True, nogil=True)

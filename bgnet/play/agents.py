@@ -1,8 +1,11 @@
 """Players behind one protocol (``bgnet.core.protocols.Agent``): neural nets at n-ply, pubeval, random, GNU Backgammon.
 
 ``load_agent(spec)`` understands ``random``, ``pubeval``, a checkpoint path with an
-optional ``@ply`` (``checkpoints/bgnet.pt@2``), ``default`` (the shipped net) and
-``gnubg[@ply]`` (needs the optional ``gnubg-nn`` package). ``BaseAgent`` gives
+optional ``@ply`` (``checkpoints/bgnet.pt@2``), ``default`` (the shipped net),
+``gnubg[@ply]`` (needs the optional ``gnubg-nn`` package) and ``netset:PATH[@ply]``
+(a checkpoint's nets by kind run by torch, ``bgnet.play.netset_agent``). Each is an
+``AgentKind`` in ``AGENT_KINDS``: how to recognise its specs and how to make the player,
+so a new kind of player is one module and one ``AgentKind``. ``BaseAgent`` gives
 every ability of the protocol a default, so a new player only writes what it
 does differently:
 
@@ -13,8 +16,9 @@ does differently:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -25,15 +29,14 @@ from bgnet.core.movegen import afterstate_boards, legal_moves, parse_dice
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.core.protocols import Agent, Answer, BatchScorer, Evaluator, as_evaluator
+from bgnet.core.protocols import Agent, BatchScorer, as_evaluator
 from bgnet.core.resources import default_checkpoint
+from bgnet.play.base_agent import BaseAgent, NoProbabilitiesError
 from bgnet.play.search import MAX_PLY, check_ply
 
-if TYPE_CHECKING:
-    from bgnet.play.hint import CubeHint, MoveHints
-
-__all__ = ["DEFAULT_CHECKPOINT", "Agent", "AgentSpecError", "BaseAgent", "GnubgAgent", "NeuralAgent",
-           "NoProbabilitiesError", "PubevalAgent", "RandomAgent", "load_agent"]
+__all__ = ["AGENT_KINDS", "DEFAULT_CHECKPOINT", "Agent", "AgentKind", "AgentPlayError", "AgentSpec", "AgentSpecError",
+           "BaseAgent", "GnubgAgent", "NeuralAgent", "NoProbabilitiesError", "PubevalAgent", "RandomAgent",
+           "checkpoint_path", "load_agent", "register_agent_kind", "split_spec"]
 
 DEFAULT_CHECKPOINT = default_checkpoint()
 """The released net (packaged in a wheel, or ``checkpoints/bgnet.pt`` in the repository)."""
@@ -43,89 +46,8 @@ class AgentSpecError(BgnetError):
     """An agent specification that names no known player."""
 
 
-class NoProbabilitiesError(BgnetError):
-    """A request for probabilities (an evaluation, a hint) from a player that gives none."""
-
-
-class BaseAgent:
-    """Defaults for every ability of ``Agent``: plays by its evaluator at ``ply``, cube actions from it.
-
-    Without an evaluator (``evaluator = None``) the agent never doubles, always
-    takes, never raccoons and refuses evaluations and hints; subclasses override
-    ``choose_move`` and ``batch_scorer`` as they need.
-    """
-
-    name: str = "agent"
-    ply: int = 0
-    evaluator: Evaluator | None = None
-
-    def _needs_evaluator(self, what: str) -> Evaluator:
-        if self.evaluator is None:
-            raise NoProbabilitiesError(f"{self.name} gives no probabilities, so it cannot give {what}")
-        return self.evaluator
-
-    def choose_move(self, pos: Position, dice: Sequence[int], state: MatchState | None = None) -> Move:
-        """The best play at ``ply`` by the evaluator (match-aware with ``state``)."""
-        from bgnet.play.search import best_move
-
-        return best_move(self._needs_evaluator("plays"), pos, parse_dice(dice), self.ply, state=state)
-
-    def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
-        """Cubeless chances for the side on roll at ``ply`` (``state`` steers the plays inside the search)."""
-        from bgnet.play.search import evaluate_position
-
-        return evaluate_position(self._needs_evaluator("evaluations"), pos, self.ply, state=state)
-
-    def offers_double(self, pos: Position, state: MatchState) -> bool:
-        """Doubles when ``bgnet.cube.decision`` says so for its own chances (never without an evaluator)."""
-        if self.evaluator is None or not state.may_double:
-            return False
-        from bgnet.cube.decision import cube_action
-
-        return cube_action(self.evaluate(pos, state), state, pos)[0].startswith("double")
-
-    def cube_response(self, pos: Position, state: MatchState) -> Answer:
-        """Takes, passes or beavers as ``bgnet.cube.decision`` says for its own chances (always takes without an evaluator)."""
-        if self.evaluator is None:
-            return "take"
-        from bgnet.cube.decision import cube_action
-
-        response = cube_action(self.evaluate(pos, state), state, pos)[1]
-        return "pass" if response == "pass" else "beaver" if response == "beaver" else "take"
-
-    def offers_raccoon(self, pos: Position, state: MatchState) -> bool:
-        """Raccoons while its own chances say it is still the favourite after the take (positive double/take equity)."""
-        if self.evaluator is None:
-            return False
-        from bgnet.cube.decision import cube_decision
-
-        dt = cube_decision(self.evaluate(pos), state, pos).equity_double_take
-        return dt is not None and dt > 0.0
-
-    def batch_scorer(self) -> BatchScorer | None:
-        """None: play table by table."""
-        return None
-
-    def cube_evaluator(self) -> Evaluator | None:
-        """The evaluator at 0 ply (its probabilities are then the agent's cube view); None when it searches deeper."""
-        return self.evaluator if self.ply == 0 else None
-
-    def hint(self, pos: Position, dice: Sequence[int] | str, *, state: MatchState | None = None,
-             top: int | None = None, cubeful: bool = False) -> MoveHints:
-        """The plays of ``dice`` ranked best first at ``ply`` (see ``bgnet.play.hint.move_hint``)."""
-        from bgnet.play.hint import move_hint
-
-        return move_hint(self._needs_evaluator("hints"), pos, dice, ply=self.ply, state=state, top=top,
-                         cubeful=cubeful)
-
-    def cube(self, pos: Position, state: MatchState | None = None) -> CubeHint:
-        """The cube decision of the side on roll at ``ply`` (see ``bgnet.play.hint.cube_hint``)."""
-        from bgnet.play.hint import cube_hint
-
-        return cube_hint(self._needs_evaluator("cube hints"), pos, state, ply=self.ply)
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name}>"
+class AgentPlayError(BgnetError):
+    """A play chosen by an outside engine (gnubg) that is not among bgnet's legal plays of the position."""
 
 
 class NeuralAgent(BaseAgent):
@@ -233,7 +155,8 @@ class GnubgAgent(BaseAgent):
         try:
             import gnubg_nn
         except ImportError:
-            raise AgentSpecError("agent 'gnubg' needs the optional gnubg-nn package (pip install 'bgnet[ref]')") from None
+            raise AgentSpecError("agent 'gnubg' needs the optional gnubg-nn package (pip install 'bgnet[ref]')"
+                                 ) from None
         self.gnubg = gnubg_nn
         self.ply = check_ply(ply)  # gnubg's own depth: its probabilities and plays are already this deep
         self.evaluator = _GnubgEvaluator(gnubg_nn, ply)
@@ -262,7 +185,8 @@ class GnubgAgent(BaseAgent):
         for m in moves:
             if m.after == after:
                 return m
-        raise RuntimeError(f"gnubg's play {pairs} for {d1}{d2} in {pos.position_id()} is not among bgnet's legal plays")
+        raise AgentPlayError(f"gnubg's play {pairs} for {d1}{d2} in {pos.position_id()} is not among bgnet's legal "
+                             "plays")
 
     def batch_scorer(self) -> BatchScorer:
         """``NeuralScorer`` over gnubg's probabilities."""
@@ -271,32 +195,112 @@ class GnubgAgent(BaseAgent):
         return NeuralScorer(self._needs_evaluator("plays"))
 
 
-def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0) -> BaseAgent:
-    """The player named by ``spec``; ``ply`` overrides an ``@ply`` suffix."""
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent specification read by ``load_agent``: the text, its name before ``@``, the ply and the seed."""
+
+    text: str
+    """The specification as given (``checkpoints/bgnet.pt@2``), for messages."""
+    name: str
+    """The part before ``@``, stripped: what an ``AgentKind`` recognises."""
+    ply: int
+    """The search depth: the ``ply`` argument, else the ``@ply`` suffix, else 0 (already checked)."""
+    seed: int
+    """The seed of a player that draws random numbers."""
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """One kind of player ``load_agent`` makes: how its specifications look and how to make one."""
+
+    label: str
+    """How the kind is listed when a specification names no kind (``pubeval``, ``netset:PATH``)."""
+    matches: Callable[[str], bool]
+    """Whether a specification's name (the part before ``@``) is one of this kind's."""
+    make: Callable[[AgentSpec], BaseAgent]
+    """The player of a specification this kind matches (AgentSpecError when it cannot be made)."""
+
+
+def _named(*names: str) -> Callable[[str], bool]:
+    """Recognises any of ``names``, in any case."""
+    return lambda name: name.lower() in names
+
+
+NETSET_PREFIXES = ("netset:", "netset-no-bearoff:")
+"""``netset:PATH``: a checkpoint's nets by kind, then the bear-off database; ``netset-no-bearoff:PATH``: the nets
+alone."""
+
+
+def _netset_agent(spec: AgentSpec) -> BaseAgent:
+    """``netset[-no-bearoff]:PATH``: ``bgnet.play.netset_agent.NetSetAgent`` (torch: imported only when asked for)."""
+    from bgnet.play.netset_agent import NetSetAgent
+
+    prefix, _, path = spec.name.partition(":")
+    return NetSetAgent(path, spec.ply, bearoff=prefix.lower() == "netset")  # CheckpointError for a missing file
+
+
+def _checkpoint_agent(spec: AgentSpec) -> BaseAgent:
+    """A checkpoint path: ``NeuralAgent`` (AgentSpecError when the file does not exist)."""
+    if not Path(spec.name).exists():
+        raise AgentSpecError(f"agent {spec.text!r} is not {_kinds_listed()}")
+    return NeuralAgent(spec.name, spec.ply)
+
+
+AGENT_KINDS: list[AgentKind] = [
+    AgentKind("random", _named("random"), lambda spec: RandomAgent(spec.seed)),
+    AgentKind("pubeval", _named("pubeval"), lambda spec: PubevalAgent()),
+    AgentKind("gnubg", _named("gnubg"), lambda spec: GnubgAgent(spec.ply)),
+    AgentKind("default", _named("default", "bgnet", ""), lambda spec: NeuralAgent(DEFAULT_CHECKPOINT, spec.ply)),
+    AgentKind("netset:PATH", lambda name: name.lower().startswith(NETSET_PREFIXES), _netset_agent),
+    AgentKind("an existing checkpoint file", lambda name: True, _checkpoint_agent),
+]
+"""The kinds ``load_agent`` tries, in order; the first whose ``matches`` accepts a name makes the player. The last,
+a checkpoint path, accepts every name, so it stays last (``register_agent_kind`` adds new kinds before it)."""
+
+
+def register_agent_kind(kind: AgentKind) -> None:
+    """Make ``load_agent`` understand one more kind of player (tried before the checkpoint path, the catch-all)."""
+    AGENT_KINDS.insert(len(AGENT_KINDS) - 1, kind)
+
+
+def _kinds_listed() -> str:
+    """'random, pubeval, ... or an existing checkpoint file': every kind, for a specification that names none."""
+    labels = [kind.label for kind in AGENT_KINDS]
+    return ", ".join(labels[:-1]) + " or " + labels[-1]
+
+
+def split_spec(spec: str) -> tuple[str, int | None]:
+    """The name of an agent specification and its ``@ply`` (None without one): ``("default", 2)`` for
+    ``default@2``; AgentSpecError for a ply out of range."""
     name, _, suffix = spec.strip().partition("@")
-    if suffix:
-        if not suffix.isdigit() or int(suffix) > MAX_PLY:
-            raise AgentSpecError(f"agent {spec!r}: the ply after '@' must be from 0 to {MAX_PLY}")
-        ply = int(suffix) if ply is None else ply
+    if not suffix:
+        return name, None
+    if not suffix.isdigit() or int(suffix) > MAX_PLY:
+        raise AgentSpecError(f"agent {spec!r}: the ply after '@' must be from 0 to {MAX_PLY}")
+    return name, int(suffix)
+
+
+def checkpoint_path(spec: str | None) -> Path:
+    """The checkpoint file a specification names, for tools that need a file: ``default`` (or None) is the
+    released net, anything else an existing file (an ``@ply`` is ignored); AgentSpecError otherwise."""
+    name = split_spec(spec or "default")[0]
+    if _named("default", "bgnet", "")(name):
+        return DEFAULT_CHECKPOINT
+    if not Path(name).is_file():
+        raise AgentSpecError(f"model {spec!r} is neither default (the released net) nor an existing checkpoint file")
+    return Path(name)
+
+
+def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0) -> BaseAgent:
+    """The player named by ``spec`` (the first of ``AGENT_KINDS`` that recognises it); ``ply`` overrides an
+    ``@ply`` suffix."""
+    name, spec_ply = split_spec(spec)
+    ply = spec_ply if ply is None else ply
     ply = 0 if ply is None else ply
     try:
         check_ply(ply)
     except BgnetError:
         raise AgentSpecError(f"agent {spec!r}: ply must be from 0 to {MAX_PLY}") from None
-    lowered = name.lower()
-    if lowered == "random":
-        return RandomAgent(seed)
-    if lowered == "pubeval":
-        return PubevalAgent()
-    if lowered == "gnubg":
-        return GnubgAgent(ply)
-    if lowered in ("default", "bgnet", ""):
-        return NeuralAgent(DEFAULT_CHECKPOINT, ply)
-    if not Path(name).exists():
-        raise AgentSpecError(f"agent {spec!r} is not random, pubeval, gnubg or an existing checkpoint file")
-    return NeuralAgent(name, ply)
-
-
-def _conforms(agent: BaseAgent) -> Agent:
-    """Type check only: every BaseAgent is an ``Agent``."""
-    return agent
+    parsed = AgentSpec(text=spec, name=name, ply=ply, seed=seed)
+    kind = next(k for k in AGENT_KINDS if k.matches(name))
+    return kind.make(parsed)

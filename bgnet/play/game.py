@@ -11,21 +11,21 @@ Players are numbered 0 and 1 (absolute seats); ``Game.position`` is always seen
 from ``Game.turn`` (the side on roll, or the doubler while a double is pending),
 like ``Position``. ``Match`` carries the score between games and decides the
 Crawford game. ``play_game`` drives a game with player callbacks (the protocol of
-``bgnet.play.agents``); nothing here prints or reads input. ``play`` checks that a play is
-legal; ``play_generated`` is its trusted twin for engines that generated the plays
-themselves (``bgnet.sim.duel``).
+``bgnet.play.agents``) and shows each step to an observer (``GameEvent``); nothing
+here prints or reads input. ``play`` checks that a play is legal; ``play_generated``
+is its trusted twin for engines that generated the plays themselves (``bgnet.sim.duel``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
-from typing import Callable, Literal, Sequence
+from typing import Any, Callable, ClassVar, Literal, Sequence, cast
 
 import numpy as np
 
 from bgnet.core.errors import BgnetError
-from bgnet.cube.match import CubeOwner, MatchState
+from bgnet.cube.match import NO_CUBE_RULES, CubeOwner, CubeRules, HoldsCubeRules, MatchState
 from bgnet.core.movegen import generate_afterstates
 from bgnet.core.notation import Move
 from bgnet.core.position import STARTING_POSITION, Position
@@ -38,44 +38,44 @@ ANSWERS: tuple[str, ...] = ("take", "pass", "beaver")
 
 
 class GameRuleError(BgnetError):
-    """An action the rules or the game's current phase do not allow, or an impossible set of rules."""
+    """An action the rules or the game's current phase do not allow, or a bad match length (bad cube rules raise
+    ``InvalidCubeRulesError``, as in a ``MatchState``)."""
 
 
 @dataclass(frozen=True)
-class Rules:
-    """What kind of contest is played: money or a match, and which optional cube rules apply."""
+class Rules(HoldsCubeRules):
+    """What kind of contest is played: money or a match, with or without the cube, and which optional cube rules apply.
 
-    match_length: int = 0
+    The cube rules may be given by name: ``Rules(jacoby=True)`` is ``Rules(cube_rules=CubeRules(jacoby=True))``.
+    """
+
+    match_length: int
     """Points needed to win the match; 0 for money play."""
-    cubeful: bool = True
+    cubeful: bool
     """Whether the doubling cube is in play at all (False: cubeless games)."""
-    jacoby: bool = False
-    """Money only: gammons and backgammons count single while the cube has not been turned."""
-    beavers: bool = False
-    """Money only: a doubled player may take and redouble at once, keeping the cube."""
-    raccoons: bool = False
-    """Money only (needs beavers): after a beaver the doubler may redouble again at once, keeping the cube."""
-    holland: bool = False
-    """Match only: post-Crawford the trailer may not double until each side has rolled twice."""
-    max_cube: int = 0
-    """Highest cube value a double may reach (0: no limit)."""
+    cube_rules: CubeRules
+    """The optional cube rules (Jacoby, beavers, raccoons, Holland, maximum cube); the games' MatchStates hold them."""
 
-    def __post_init__(self) -> None:
-        for name in ("match_length", "max_cube"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise GameRuleError(f"{name} must be a non-negative int, got {value!r}")
-        if self.raccoons and not self.beavers:
-            raise GameRuleError("raccoons need beavers to be allowed")
-        if self.match_length and (self.jacoby or self.beavers):
-            raise GameRuleError("the Jacoby rule, beavers and raccoons apply only to money play")
-        if not self.match_length and self.holland:
-            raise GameRuleError("the Holland rule applies only to match play")
+    RULES_FIELD: ClassVar[str] = "cube_rules"
+
+    def __init__(self, match_length: int = 0, cubeful: bool = True, *, cube_rules: CubeRules = NO_CUBE_RULES,
+                 **rule_keywords: Any) -> None:
+        """The rules, checked; ``rule_keywords`` switch rules of ``cube_rules`` by name (``jacoby=True``)."""
+        if isinstance(match_length, bool) or not isinstance(match_length, int) or match_length < 0:
+            raise GameRuleError(f"match_length must be a non-negative int, got {match_length!r}")
+        object.__setattr__(self, "match_length", match_length)
+        object.__setattr__(self, "cubeful", cubeful)
+        object.__setattr__(self, "cube_rules", self.fold_rule_keywords(cube_rules, rule_keywords))
+        self.cube_rules.check_play(self.is_money)
 
     @property
     def is_money(self) -> bool:
         """True for money play."""
         return self.match_length == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the cube rules flat beside the match length."""
+        return {"match_length": self.match_length, "cubeful": self.cubeful, **asdict(self.cube_rules)}
 
 
 @dataclass(frozen=True)
@@ -144,16 +144,14 @@ class Game:
         r = self.rules
         owner = "centred" if self.owner is None else ("me" if self.owner == me else "opponent")
         return _match_state(r.match_length, self.score[me], self.score[1 - me], self.cube, owner, self.crawford,
-                            r.jacoby, r.beavers, r.raccoons, r.holland)
+                            r.cube_rules)
 
 
 @lru_cache(maxsize=4096)
 def _match_state(length: int, score_me: int, score_opp: int, cube: int, owner: CubeOwner, crawford: bool,
-                 jacoby: bool, beavers: bool, raccoons: bool, holland: bool) -> MatchState:
+                 rules: CubeRules) -> MatchState:
     """A (cached, immutable) MatchState: games ask for the same few states over and over."""
-    return MatchState(match_length=length, score_me=score_me, score_opp=score_opp, cube_value=cube,
-                      cube_owner=owner, crawford=crawford, jacoby=jacoby, beavers=beavers, raccoons=raccoons,
-                      holland=holland)
+    return MatchState(length, score_me, score_opp, cube, owner, crawford, rules=rules)
 
 
 def new_game(rules: Rules, first: int, opening: Sequence[int], score: tuple[int, int] = (0, 0),
@@ -209,26 +207,24 @@ def may_double(game: Game) -> bool:
         return False
     if game.owner is not None and game.owner != game.turn:
         return False
-    if r.max_cube and 2 * game.cube > r.max_cube:
+    if not r.cube_rules.allows_cube(2 * game.cube):
         return False
     if not r.is_money:
         away_me = r.match_length - game.score[game.turn]
         away_opp = r.match_length - game.score[game.opponent]
-        if r.holland and game.post_crawford and away_opp == 1 and away_me > 1 and min(game.rolls) < 2:
+        if r.cube_rules.holland and game.post_crawford and away_opp == 1 and away_me > 1 and min(game.rolls) < 2:
             return False
     return True
 
 
 def may_beaver(game: Game) -> bool:
     """Whether the doubled side may beaver: beavers allowed and the quadrupled cube within ``max_cube``."""
-    r = game.rules
-    return game.phase == "doubled" and r.beavers and (not r.max_cube or 4 * game.cube <= r.max_cube)
+    return game.phase == "doubled" and game.rules.cube_rules.may_beaver(game.cube)
 
 
 def may_raccoon(game: Game) -> bool:
     """Whether the beavered doubler may raccoon: raccoons allowed and the doubled cube within ``max_cube``."""
-    r = game.rules
-    return game.phase == "beavered" and r.raccoons and (not r.max_cube or 2 * game.cube <= r.max_cube)
+    return game.phase == "beavered" and game.rules.cube_rules.may_raccoon(game.cube // 4)
 
 
 def dead_cube(game: Game) -> str | None:
@@ -269,10 +265,11 @@ def respond(game: Game, answer: str) -> Game:
         return _evolve(game, phase="over", result=GameResult(game.turn, Result.SINGLE, game.cube, dropped=True))
     if answer == "take":
         return _evolve(game, phase="roll", cube=2 * game.cube, owner=game.opponent, cube_turned=True)
-    if not game.rules.beavers:
+    if not game.rules.cube_rules.beavers:
         raise GameRuleError("beavers are not allowed under these rules")
     if not may_beaver(game):
-        raise GameRuleError(f"a beaver would take the cube to {4 * game.cube}, above the limit of {game.rules.max_cube}")
+        raise GameRuleError(f"a beaver would take the cube to {4 * game.cube}, above the limit of "
+                            f"{game.rules.cube_rules.max_cube}")
     beavered = _evolve(game, cube=4 * game.cube, owner=game.opponent, cube_turned=True)
     return _evolve(beavered, phase="beavered" if may_raccoon(_evolve(beavered, phase="beavered")) else "roll")
 
@@ -354,7 +351,7 @@ def roll_and_play_generated(game: Game, dice: tuple[int, int], turned: Position,
 
 def _finish(game: Game, after: Position, kind: Result) -> Game:
     """The game over after the mover's winning play ``after`` (single under the Jacoby rule while the cube is unturned)."""
-    if game.rules.is_money and game.rules.jacoby and game.owner is None and game.cube == 1:
+    if not game.match_state().gammons_count:
         kind = Result.SINGLE
     return _evolve(game, position=after, phase="over", dice=None, result=GameResult(game.turn, kind, game.cube))
 
@@ -419,25 +416,61 @@ def wants_raccoon(player: Player, pos: Position, state: MatchState) -> bool:
     return bool(player.offers_raccoon(pos, state))
 
 
-def play_game(game: Game, players: tuple[Player, Player], dice: Callable[[], tuple[int, int]]) -> Game:
-    """Drive ``game`` to its end, asking ``players[seat]`` for every decision and ``dice()`` for each roll."""
+def allowed_answer(game: Game, answer: str) -> str:
+    """``answer`` to the pending double, a beaver turned into a take where the rules or the cube limit forbid it."""
+    return "take" if answer == "beaver" and not may_beaver(game) else answer
+
+
+EventKind = Literal["roll", "play", "double", "take", "pass", "beaver", "raccoon", "no raccoon", "end"]
+
+
+@dataclass(frozen=True)
+class GameEvent:
+    """One step of ``play_game``: who did what, and the game just before and just after it."""
+
+    kind: EventKind
+    """A roll, a play, a cube action (a declined raccoon is "no raccoon"), or "end" once the game is over."""
+    seat: int
+    """The seat that acted (the winner for "end")."""
+    before: Game
+    after: Game
+    """The game after the step ("end": the final game, as ``before``)."""
+
+
+GameObserver = Callable[[GameEvent], None]
+"""Called by ``play_game`` with each ``GameEvent`` (a recorder, a printer, a test)."""
+
+
+def play_game(game: Game, players: tuple[Player, Player], dice: Callable[[], tuple[int, int]],
+              observer: GameObserver | None = None) -> Game:
+    """Drive ``game`` to its end, asking ``players[seat]`` for every decision and ``dice()`` for each roll.
+
+    ``observer``, when given, sees every step as a ``GameEvent`` and then the end of the game.
+    """
+    kind: EventKind
     while not game.is_over:
-        me = players[game.turn]
+        before, seat = game, game.turn
+        me = players[seat]
         if game.phase == "move":
             assert game.dice is not None
-            game = play(game, me.choose_move(game.position, game.dice, game.match_state()))
+            kind, game = "play", play(game, me.choose_move(game.position, game.dice, game.match_state()))
         elif game.phase == "roll":
             if may_double(game) and me.offers_double(game.position, game.match_state()):
-                game = double(game)
+                kind, game = "double", double(game)
             else:
-                game = roll(game, dice())
+                kind, game = "roll", roll(game, dice())
         elif game.phase == "doubled":
-            answer = players[game.opponent].cube_response(game.position, game.match_state())
-            if answer == "beaver" and not may_beaver(game):
-                answer = "take"
-            game = respond(game, answer)
-        elif game.phase == "beavered":
-            game = raccoon(game, may_raccoon(game) and wants_raccoon(me, game.position, pre_beaver_state(game)))
+            seat = game.opponent
+            answer = allowed_answer(game, players[seat].cube_response(game.position, game.match_state()))
+            kind, game = cast(EventKind, answer), respond(game, answer)  # respond accepts only take, pass, beaver
+        else:  # beavered
+            accept = may_raccoon(game) and wants_raccoon(me, game.position, pre_beaver_state(game))
+            kind, game = "raccoon" if accept else "no raccoon", raccoon(game, accept)
+        if observer is not None:
+            observer(GameEvent(kind=kind, seat=seat, before=before, after=game))
+    if observer is not None:
+        assert game.result is not None
+        observer(GameEvent(kind="end", seat=game.result.winner, before=game, after=game))
     return game
 
 
@@ -446,5 +479,5 @@ def pre_beaver_state(game: Game) -> MatchState:
     cube = game.cube // 4
     owner: CubeOwner = "centred" if cube == 1 else "me"
     r = game.rules
-    return MatchState(match_length=r.match_length, score_me=game.score[game.turn], score_opp=game.score[game.opponent],
-                      cube_value=cube, cube_owner=owner, jacoby=r.jacoby, beavers=r.beavers, raccoons=r.raccoons)
+    return MatchState(r.match_length, game.score[game.turn], game.score[game.opponent], cube, owner,
+                      rules=r.cube_rules)

@@ -11,14 +11,14 @@ appears only in ``format()`` and ``to_dict()``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from bgnet.cube.decision import CubeDecision, cube_decision
 from bgnet.play.cube_search import searched_decision
 from bgnet.core.errors import BgnetError
 from bgnet.cube.match import MatchState
-from bgnet.core.movegen import parse_dice
+from bgnet.core.movegen import high_first, parse_dice, roll_text
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
 from bgnet.core.probs import PROB_NAMES, Probs
@@ -71,9 +71,17 @@ class MoveHint:
         assert self.move.after is not None, "hints hold plays from legal_moves, which carry their afterstates"
         return self.move.after.position_id()
 
+    @property
+    def position_id_opponent_on_roll(self) -> str:
+        """Position ID of the afterstate with the opponent on roll, as GNU Backgammon shows the position next."""
+        assert self.move.after is not None, "hints hold plays from legal_moves, which carry their afterstates"
+        return self.move.after.swap_sides().position_id()
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: the play as text with its afterstate's Position ID, the figures, the probabilities."""
-        return {"rank": self.rank, "move": self.text, "position_id": self.position_id, "equity": self.equity,
+        """A JSON-ready dict: the play as text with its afterstate's Position IDs (from the mover, and with the
+        opponent on roll), the figures, the probabilities."""
+        return {"rank": self.rank, "move": self.text, "position_id": self.position_id,
+                "position_id_opponent_on_roll": self.position_id_opponent_on_roll, "equity": self.equity,
                 "diff": self.diff, "probs": self.probs.to_dict(), "ply": self.ply, "mwc": self.mwc,
                 "cubeless_equity": self.cubeless_equity}
 
@@ -84,6 +92,7 @@ class MoveHints:
 
     position_id: str
     dice: tuple[int, int]
+    """The roll, higher die first."""
     ply: int
     state: MatchState | None
     """The match score and cube (None for plain money play)."""
@@ -104,7 +113,7 @@ class MoveHints:
             "position_id": self.position_id,
             "dice": list(self.dice),
             "ply": self.ply,
-            "match": None if self.state is None else asdict(self.state),
+            "match": None if self.state is None else self.state.to_dict(),
             "equity": ("cubeful " if self.cubeful else "cubeless ")
                       + ("money" if self.state is None or self.state.is_money else "normalised at the match score"),
             "legal_plays": self.legal_plays,
@@ -114,7 +123,7 @@ class MoveHints:
     def format(self) -> str:
         """Text in the style of GNU Backgammon's hint list."""
         where = "money game" if self.state is None else str(self.state)
-        lines = [f"Position ID {self.position_id}, dice {self.dice[0]}-{self.dice[1]}, {where}: "
+        lines = [f"Position ID {self.position_id}, dice {roll_text(self.dice)}, {where}: "
                  f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, {self._kind} {self.ply}-ply"]
         width = max(len(m.text or "(no play)") for m in self.moves)
         for m in self.moves:
@@ -186,7 +195,7 @@ def move_hint(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str
     """
     if top is not None and top < 1:
         raise HintError(f"--top must be at least 1, got {top}")
-    d = parse_dice(dice)
+    d = high_first(parse_dice(dice))
     ranked = rank_moves(evaluator, pos, d, ply, filter=filter, state=state)
     match = state is not None and not state.is_money
     rows = []

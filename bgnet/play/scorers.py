@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from bgnet.features.encoding import race_flags
+from bgnet.core.dice import splitmix64
 from bgnet.core.movegen import swap_sides_batch
 from bgnet.core.probs import equities
 from bgnet.core.protocols import BatchScorer, EvaluatorLike, as_evaluator
@@ -41,18 +42,6 @@ class PubevalScorer:
         return pubeval_scores(after, race=race)
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser, elementwise on uint64 (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
 def _board_hash(boards: np.ndarray, key: np.uint64) -> np.ndarray:
     """A 64-bit hash of each board row (N, 26) int8, keyed."""
     padded = np.zeros((boards.shape[0], 32), np.int8)
@@ -60,7 +49,7 @@ def _board_hash(boards: np.ndarray, key: np.uint64) -> np.ndarray:
     words = padded.view(np.uint64)
     h = np.full(boards.shape[0], key, np.uint64)
     for k in range(4):
-        h = _mix(h ^ words[:, k])
+        h = splitmix64(h ^ words[:, k])
     return h
 
 
@@ -73,5 +62,5 @@ class RandomScorer:
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """A uniform [0, 1) score per play from a keyed hash of the position before and the afterstate."""
         h_before = np.repeat(_board_hash(np.ascontiguousarray(before, np.int8), self.key), np.diff(offsets))
-        h = _board_hash(np.ascontiguousarray(after, np.int8), self.key) ^ _mix(h_before)
-        return (_mix(h) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+        h = _board_hash(np.ascontiguousarray(after, np.int8), self.key) ^ splitmix64(h_before)
+        return (splitmix64(h) >> np.uint64(11)).astype(np.float64) / float(1 << 53)

@@ -194,7 +194,7 @@ def evaluate_boards(evaluator: EvaluatorLike, boards: np.ndarray, ply: int, util
     ``utility`` is what the side on roll of ``boards`` maximises when it picks its
     plays, ``opp_utility`` what the other side maximises (default: the same).
     ``last_level``, when given, replaces the search's own last level (the 1-ply search below the upper
-    levels), e.g. by one that values fewer plays (``bgnet.sim.rollout.evaluate_pruned``).
+    levels), e.g. by one that values fewer plays (``bgnet.trainer.labels.evaluate_pruned``).
     """
     return _evaluate_boards(as_evaluator(evaluator), boards, check_ply(ply), utility, opp_utility, last_level)
 

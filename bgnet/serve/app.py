@@ -1,8 +1,9 @@
 """The FastAPI app of ``bgnet serve``: the JSON API over ``bgnet.serve.engine`` and the board page.
 
 Every answer is JSON; every refusal is a 4xx with ``{"error": "one sentence"}``
-(validation errors, unknown paths and oversized bodies included), and an
-unexpected failure is a 500 with one sentence, never a traceback. The page and
+(a ``BgnetError``, validation errors, unknown paths and oversized bodies), and
+any other exception is a bug: a 500 with one sentence, the traceback only in
+the server's log. The page and
 the API docs (``/docs``, drawn by the app's own script from ``/openapi.json``)
 are static files inside the package: nothing a page loads comes from outside
 the app.
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
+from bgnet.core.errors import BgnetError
 from bgnet.serve.engine import ApiError, Engine, ServeConfig
 
 STATIC = Path(__file__).with_name("static")
@@ -179,8 +181,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Engine | None = None
         text = {404: f"there is nothing at {request.url.path}", 405: f"{request.method} is not allowed on {request.url.path}"}
         return _error(err.status_code, text.get(err.status_code, str(err.detail)))
 
-    @app.exception_handler(ValueError)
-    async def value_error(request: Request, err: ValueError) -> JSONResponse:
+    @app.exception_handler(BgnetError)
+    async def bgnet_error(request: Request, err: BgnetError) -> JSONResponse:
         return _error(400, " ".join(str(err).split()) or type(err).__name__)
 
     @app.exception_handler(Exception)

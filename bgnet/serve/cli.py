@@ -16,8 +16,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 opens it to the network)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
-    parser.add_argument("--model", metavar="PATH", default=None,
-                        help="checkpoint file (default: the shipped checkpoints/bgnet.pt)")
+    parser.add_argument("--model", metavar="SPEC", default=None,
+                        help="the net: default (the released net) or a checkpoint file (default: default)")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="server processes, each with its own copy of the net (default 1)")
     parser.add_argument("--max-ply", type=int, default=2, metavar="N",
@@ -32,17 +32,18 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Load the net once, then serve the page and the API until interrupted."""
+    from bgnet.serve.engine import ServeConfig, ServeConfigError
+
     if not 0 < args.port < 65536:
-        raise ValueError(f"--port must be from 1 to 65535, got {args.port}")
+        raise ServeConfigError(f"--port must be from 1 to 65535, got {args.port}")
     if args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        raise ServeConfigError(f"--workers must be at least 1, got {args.workers}")
     try:
         import fastapi  # noqa: F401
         import uvicorn
     except ImportError:
-        raise ValueError("bgnet serve needs the optional web packages: pip install 'bgnet[web]'") from None
+        raise ServeConfigError("bgnet serve needs the optional web packages: pip install 'bgnet[web]'") from None
     from bgnet.serve.app import CONFIG_ENV, create_app
-    from bgnet.serve.engine import ServeConfig
 
     config = ServeConfig(model=args.model, max_ply=args.max_ply, deep_jobs=args.deep_jobs, play_ply=args.play_ply,
                          engine_lock=args.engine_lock)

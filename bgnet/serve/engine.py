@@ -1,12 +1,12 @@
 """What ``bgnet serve`` answers, as plain Python (no web packages): hints, cube, moves and games against the bot.
 
 ``Engine`` loads the net once and turns each request into the same JSON-ready
-dict as the matching ``bgnet ... --json`` command (it calls the same code: the
-position parser and ``moves_to_dict`` of ``bgnet.app.answers``, ``MoveHints.to_dict``,
-``CubeHint.to_dict``). Bad input raises ``ApiError`` with an HTTP status and one
-sentence. Deep work (searches at 2 plies and more, rollouts, analyses) runs at
-most ``deep_jobs`` at a time; one more is refused at once with status 429
-rather than queued.
+dict as the matching ``bgnet ... --json`` command: it builds the same typed
+request (``bgnet.app.requests``) and calls the same answer (``bgnet.app.answers``).
+Bad input raises a ``BgnetError`` with one sentence: an ``ApiError`` carries its
+own HTTP status, any other one is a 400. Deep work (searches at 2 plies and
+more, rollouts, analyses) runs at most ``deep_jobs`` at a time; one more is
+refused at once with status 429 rather than queued.
 
 A game against the bot is stateless on the server: every ``play`` call gets the
 whole game (``state``, as returned by the previous call) and an action, applies
@@ -17,26 +17,26 @@ seed replays the same game.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import secrets
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Iterator, cast
 
 import numpy as np
 
 from bgnet.play import game as g
 from bgnet.core.blas import limit_blas_threads
-from bgnet.app.answers import cube_of, hint_of, moves_to_dict, position_and_state, request_defaults
+from bgnet.app.answers import cube_of, hint_of, moves_of, moves_to_dict, position_and_state, rollout_of
+from bgnet.app.requests import CubeRequest, HintRequest, MovesRequest, PositionRequest, RolloutRequest
 from bgnet.cube.decision import cube_decision
 from bgnet.core.errors import BgnetError
 from bgnet.play.hint import MoveHints, cube_hint, move_hint
 from bgnet.cube.match import MatchState
-from bgnet.core.movegen import legal_moves, parse_dice
+from bgnet.core.movegen import legal_moves, roll_text
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
-from bgnet.core.rules import Result
+from bgnet.core.rules import Result, roll_opening
 from bgnet.play.search import MAX_PLY, ProbsFn, best_move, evaluate_position
 
 HUMAN, BOT = 0, 1
@@ -50,6 +50,10 @@ class ApiError(BgnetError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ServeConfigError(BgnetError):
+    """Settings of ``bgnet serve`` that cannot be used: a port, a worker count or a limit out of range."""
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,11 @@ class ServeConfig:
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_ply <= MAX_PLY:
-            raise ValueError(f"max_ply must be from 0 to {MAX_PLY}, got {self.max_ply}")
+            raise ServeConfigError(f"max_ply must be from 0 to {MAX_PLY}, got {self.max_ply}")
         if not 0 <= self.play_ply <= self.max_ply:
-            raise ValueError(f"play_ply must be from 0 to max_ply ({self.max_ply}), got {self.play_ply}")
+            raise ServeConfigError(f"play_ply must be from 0 to max_ply ({self.max_ply}), got {self.play_ply}")
         if self.deep_jobs < 1 or self.rollout_max_trials < 1:
-            raise ValueError("deep_jobs and rollout_max_trials must be at least 1")
+            raise ServeConfigError("deep_jobs and rollout_max_trials must be at least 1")
 
 
 def _parse(text: str) -> tuple[Position, MatchState | None, tuple[int, int] | None]:
@@ -92,7 +96,7 @@ def _parse(text: str) -> tuple[Position, MatchState | None, tuple[int, int] | No
         raise ApiError(400, "give a position: a Position ID, PositionID:MatchID or an XGID")
     if len(text) > 200:
         raise ApiError(400, "the position text is too long to be a Position ID, Match ID or XGID")
-    return position_and_state(argparse.Namespace(position=text, match=None, xgid=None))
+    return position_and_state(PositionRequest(position=text))
 
 
 def _board_dict(pos: Position, state: MatchState | None, dice: tuple[int, int] | None) -> dict[str, Any]:
@@ -104,7 +108,7 @@ def _board_dict(pos: Position, state: MatchState | None, dice: tuple[int, int] |
         "board": list(pos.board),
         "pips": [mine, theirs],
         "off": [pos.off, pos.opp_off],
-        "match": None if state is None else asdict(state),
+        "match": None if state is None else state.to_dict(),
         "dice": None if dice is None else list(dice),
     }
 
@@ -120,10 +124,10 @@ class Engine:
     """The net, loaded once, behind every request of the server; safe to call from several threads."""
 
     def __init__(self, config: ServeConfig = ServeConfig(), probs_fn: ProbsFn | None = None) -> None:
-        from bgnet.core.resources import default_checkpoint
+        from bgnet.play.agents import checkpoint_path
 
         self.config = config
-        self.model_path = str(config.model or default_checkpoint())
+        self.model_path = str(checkpoint_path(config.model))  # "default" or a file, as every --model
         if probs_fn is None:
             from bgnet.nets.bearoff import with_database
             from bgnet.nets.fastnet import load_evaluator
@@ -132,7 +136,6 @@ class Engine:
         self.probs_fn: ProbsFn = probs_fn
         self._deep = threading.BoundedSemaphore(config.deep_jobs)
         self._lock: threading.Lock | None = threading.Lock() if config.engine_lock else None
-        self._cli_defaults = {cmd: request_defaults(cmd) for cmd in ("hint", "cube")}
         if config.blas_threads:
             limit_blas_threads(config.blas_threads)
 
@@ -174,10 +177,10 @@ class Engine:
 
     def moves(self, text: str, dice: str) -> dict[str, Any]:
         """Every legal play of ``dice``, as ``bgnet moves --json``."""
-        pos, _state, _dice = _parse(text)
-        d = parse_dice(dice)
+        _parse(text)
+        request = MovesRequest(position=text, dice=dice)
         with self.work():
-            moves = legal_moves(pos, d)
+            pos, d, moves = moves_of(request)
         return moves_to_dict(pos, d, moves)
 
     def hint(self, text: str, dice: str | None = None, ply: int = 0, cubeful: bool = False,
@@ -189,11 +192,9 @@ class Engine:
         """
         _parse(text)
         ply = self.check_ply(ply)
-        if top is not None and top < 1:
-            raise ApiError(400, f"top must be at least 1, got {top}")
-        args = self._cli_args("hint", position=text, dice=dice or None, ply=ply, cubeful=cubeful, top=top)
+        request = HintRequest(position=text, dice=dice or None, ply=ply, cubeful=cubeful, top=top)
         with self.work(deep=ply >= 2):
-            _pos, hint = hint_of(args, self.probs_fn)
+            _pos, hint = hint_of(request, self.probs_fn)
         out = hint.to_dict()
         if isinstance(hint, MoveHints):
             for row, m in zip(out["moves"], hint.moves):
@@ -204,29 +205,24 @@ class Engine:
         """The cube decision of the side on roll, as ``bgnet cube --json``."""
         _parse(text)
         ply = self.check_ply(ply)
+        request = CubeRequest(position=text, ply=ply)
         with self.work(deep=ply >= 2):
-            return cube_of(self._cli_args("cube", position=text, ply=ply), self.probs_fn).to_dict()
-
-    def _cli_args(self, command: str, **values: Any) -> argparse.Namespace:
-        """The arguments ``bgnet COMMAND`` would get: the CLI's own defaults, with ``values`` set."""
-        return argparse.Namespace(**{**self._cli_defaults[command], **values})
+            return cube_of(request, self.probs_fn)[1].to_dict()
 
     def rollout(self, text: str, dice: str | None, trials: int, truncate: int | None, ply: int,
                 cubeful: bool, seed: int, plays: list[str] | None = None) -> dict[str, Any]:
-        """A small rollout of the plays of ``dice`` (or, without dice, of the cube decision), as ``bgnet rollout --json``."""
+        """A small rollout of the plays of ``dice`` (or, without dice, of the cube decision), as ``bgnet rollout --json``
+        (``docs/JSON.md``). Not interruptible once started: ``rollout_max_trials`` bounds its time, and its memory
+        is that of one chunk of trials whatever the count."""
         if not 1 <= trials <= self.config.rollout_max_trials:
             raise ApiError(400, f"trials must be from 1 to {self.config.rollout_max_trials} on this server, got {trials}")
-        if ply not in (0, 1):
-            raise ApiError(400, f"checker play in rollouts is 0-ply or 1-ply, got ply {ply}")
         if plays is not None and not 1 <= len(plays) <= 10:
             raise ApiError(400, "plays must list from 1 to 10 plays")
-        pos, state, id_dice = _parse(text)
-        d = parse_dice(dice) if dice not in (None, "") else id_dice
-        from bgnet.sim.rollout import rollout
-
+        _parse(text)
+        request = RolloutRequest(position=text, dice=dice or None, plays=None if plays is None else tuple(plays),
+                                 trials=trials, truncate=truncate, ply=ply, cubeful=cubeful, seed=seed)
         with self.work(deep=True):
-            result = rollout(self.probs_fn, pos, d, plays=plays, trials=trials, truncate=truncate, ply=ply,
-                             cubeful=cubeful, state=state, seed=seed)
+            result = rollout_of(request, self.probs_fn)
         return result.to_dict()
 
     def analyze(self, name: str, data: bytes, ply: int, lenient: bool = False) -> dict[str, Any]:
@@ -237,10 +233,10 @@ class Engine:
             raise ApiError(400, f"this server analyses at most {self.config.analyze_max_ply} plies deep, got {ply}")
         text = data.decode("utf-8", errors="replace")
         from bgnet.app.analysis import analyse_match
-        from bgnet.io.matchfile import parse_mat, parse_sgf
+        from bgnet.io.formats import parse_match_text
 
         source = f"the upload {name!r}"
-        match = (parse_sgf if text.lstrip().startswith("(;") else parse_mat)(text, lenient=lenient, source=source)
+        match = parse_match_text(text, name=name, lenient=lenient, source=source)
         if not match.games:
             raise ApiError(400, f"{source}: no game could be replayed")
         with self.work(deep=True):
@@ -331,15 +327,12 @@ class _Table:
         return int(a), int(b)
 
     def start_game(self) -> None:
-        """Each side rolls one die until they differ; the higher one plays both dice first."""
-        while True:
-            mine, bots = self.dice()
-            if mine != bots:
-                break
-        first = HUMAN if mine > bots else BOT
+        """Each side rolls one die until they differ (``roll_opening``); the higher one plays both dice first."""
+        opening = roll_opening(self.dice)
+        first, (mine, bots) = opening.first, opening.tries[-1]
         self.events.append({"who": _WHO[first], "action": "opening", "dice": [mine, bots],
                             "text": f"You roll {mine}, bgnet rolls {bots}: {_WHO[first]} go{'es' if first == BOT else ''} first."})
-        self.game = self.match.start(first, (max(mine, bots), min(mine, bots)))
+        self.game = self.match.start(first, opening.dice)
 
     # -- the player's actions ----------------------------------------------------------
     def act(self, action: object, move: object) -> None:
@@ -402,7 +395,7 @@ class _Table:
         assert game is not None
         dice = self.dice()
         self.events.append({"who": _WHO[game.turn], "action": "roll", "dice": list(dice),
-                            "text": f"{'You roll' if game.turn == HUMAN else 'bgnet rolls'} {dice[0]}-{dice[1]}."})
+                            "text": f"{'You roll' if game.turn == HUMAN else 'bgnet rolls'} {roll_text(dice)}."})
         self.game = g.roll(game, dice)
 
     def _set(self, game: g.Game) -> None:
@@ -542,7 +535,7 @@ class _Table:
             rolls = _int(state, "rolls", 0, 10**9)
         except ApiError:
             raise
-        except ValueError as err:
+        except BgnetError as err:
             raise _bad_state(" ".join(str(err).split())) from None
         return cls(match, game, seed, rolls, [])
 

@@ -1,4 +1,8 @@
-"""Numba kernel behind the rollout's luck variance reduction: the 21 rolls' plays of many positions.
+"""Numba kernels behind the rollout's pruning and luck variance reduction: pubeval's best plays of many positions.
+
+``pubeval_top_kernel`` keeps each segment's best plays by pubeval's table form
+(``bgnet.nets.pubeval.pubeval_tables``) in one pass: the checker play's pruning and
+the luck's general path (``bgnet.sim.rollout_play.pubeval_top``).
 
 The luck of a roll needs, for every live position and each of the 21 rolls, the
 best of the plays pubeval ranks highest, valued by the net. ``luck_plays`` does it
@@ -23,18 +27,63 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bgnet.core._movegen_kernels import MAX_PER_POSITION, TABLE_SIZE, _apply, _keys_of, _sources, _target, _top, _undo, gen_one
-from bgnet.nets.pubeval import race_scan
+from bgnet.core._movegen_kernels import (
+    MAX_PER_POSITION, TABLE_SIZE, apply_step, board_keys, gen_one, step_sources, step_target, top_bit, undo_step,
+)
+from bgnet.core.race import race_scan
 from bgnet.nets.ranker import score_row, table_score
 
 
 @njit(cache=True, nogil=True, inline="always")
 def pubeval_row(row, tables, extra, win_score):  # type: ignore[no-untyped-def]
-    """Pubeval's score of one afterstate (mover's view), from ``bgnet.sim.rollout._pubeval_tables``."""
+    """Pubeval's score of one afterstate (mover's view), from ``bgnet.nets.pubeval.pubeval_tables``."""
     in_play, is_race = race_scan(row)
     if in_play == 0:
         return win_score
     return table_score(row, tables, extra, in_play, is_race)
+
+
+@njit(cache=True, nogil=True)
+def pubeval_top_kernel(after, offsets, k, margin, tables, extra, win_score):  # type: ignore[no-untyped-def]
+    """Per segment: the ``k`` plays pubeval scores highest, less those more than ``margin`` below the best."""
+    n = offsets.shape[0] - 1
+    scores = np.empty(after.shape[0], np.float64)
+    for i in range(after.shape[0]):
+        scores[i] = pubeval_row(after[i], tables, extra, win_score)
+    out = np.empty(n * k, np.int64)
+    new_offsets = np.empty(n + 1, np.int64)
+    top = np.empty(k, np.int64)
+    m = 0
+    for i in range(n):
+        new_offsets[i] = m
+        lo, hi = offsets[i], offsets[i + 1]
+        c = 0
+        for j in range(lo, hi):  # insertion into the sorted (best first) window of the best k
+            if c < k:
+                q = c
+                c += 1
+            elif scores[j] > scores[top[k - 1]]:
+                q = k - 1
+            else:
+                continue
+            while q > 0 and scores[top[q - 1]] < scores[j]:
+                top[q] = top[q - 1]
+                q -= 1
+            top[q] = j
+        if c == 0:
+            continue
+        best = scores[top[0]]
+        kept = 0
+        for q in range(c):
+            if scores[top[q]] >= best - margin:
+                kept += 1
+        window = top[:kept].copy()
+        window.sort()
+        for q in range(kept):
+            out[m] = window[q]
+            m += 1
+    new_offsets[n] = m
+    return out[:m], new_offsets
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -86,7 +135,7 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
     base = table_score(board, tables, extra, in_play, race)
     for x in range(26):
         beam[0, x] = board[x]
-    k1, k2, occ = _keys_of(beam[0])
+    k1, k2, occ = board_keys(beam[0])
     st[0, 0] = k1
     st[0, 1] = k2
     st[0, 2] = occ
@@ -98,7 +147,7 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
         nk = 0
         for i in range(nb):
             b = beam[i]
-            m = _sources(b, st[i, 2], st[i, 3]) if st[i, 4] > 0 else np.int64(1)  # a won game stays as it is
+            m = step_sources(b, st[i, 2], st[i, 3]) if st[i, 4] > 0 else np.int64(1)  # a won game stays as it is
             while m:
                 if st[i, 4] == 0:
                     m = np.int64(0)
@@ -108,17 +157,17 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
                     ka = st[i, 0]
                     kb = st[i, 1]
                 else:
-                    p = _top(m)
+                    p = top_bit(m)
                     m ^= np.int64(1) << np.int64(p)
-                    t = _target(b, p, d, st[i, 2])
+                    t = step_target(b, p, d, st[i, 2])
                     if t < 0:
                         continue
                     hit = t >= 1 and b[t] == -1
                     score = sc[i] + _step_gain(b, p, t, hit, tables, extra, v)
                     if t == 0 and st[i, 4] == 1:
                         score = win_score
-                    ka, kb, _o, h = _apply(b, p, t, st[i, 0], st[i, 1], st[i, 2])
-                    _undo(b, p, t, h)
+                    ka, kb, _o, h = apply_step(b, p, t, st[i, 0], st[i, 1], st[i, 2])
+                    undo_step(b, p, t, h)
                 # into the sorted (best first) window of the best ``width`` distinct children
                 if nk == width and score <= ks[nk - 1]:
                     continue
@@ -152,7 +201,7 @@ def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, 
             for x in range(5):
                 nst[c, x] = st[i, x]
             if kid[c, 1] >= 0:
-                ka, kb, o2, _h = _apply(nxt[c], kid[c, 1], kid[c, 2], st[i, 0], st[i, 1], st[i, 2])
+                ka, kb, o2, _h = apply_step(nxt[c], kid[c, 1], kid[c, 2], st[i, 0], st[i, 1], st[i, 2])
                 nst[c, 0] = ka
                 nst[c, 1] = kb
                 nst[c, 2] = o2
@@ -184,7 +233,7 @@ def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rext
     each board, turned round (the opponent on roll); ``slot`` (B, R, k) int64 the row
     of ``cand`` of each roll's kept plays in the move generator's play order (-1 past
     the last kept one): with ``window`` and ``beam`` 0 the same plays, in the same order, as
-    ``gen_batch`` followed by ``bgnet.sim.rollout._pubeval_top``; ``owner`` (M,) the board
+    ``gen_batch`` followed by ``pubeval_top_kernel``; ``owner`` (M,) the board
     each row belongs to.
     """
     n = boards.shape[0]

@@ -1,14 +1,17 @@
 """Where parallel work runs: this process, local worker processes, or a Ray cluster.
 
 Every parallel job in bgnet (duels, rollouts, labelling) is the same shape: a pure
-function ``fn(shared, chunk, seed)`` mapped over a fixed list of chunks, with
+function ``fn(shared, chunk, seed)`` mapped over a fixed sequence of chunks, with
 ``shared`` the read-only data every chunk needs (a net's weights, the agents) and
 ``seed`` the chunk's own seed, derived from the run's seed and the chunk's index
-only (``chunk_seeds``). Results come back in chunk order, so the answer is the
+only (``chunk_seed``). Results come back in chunk order, so the answer is the
 same on any backend and for any number of workers; only the wall time changes.
+Chunks are taken from the iterable as workers come free, so a generator of any
+length (a rollout's plan) is never held whole.
 
 - ``LocalBackend(workers=1)`` calls ``fn`` in this process (``workers > 1``: a
-  process pool, ``shared`` sent once to each process);
+  process pool, ``shared`` sent once to each process; Ctrl-C ends the pool's
+  processes at once);
 - ``RayBackend(address=None, num_workers=None)`` runs each chunk as a Ray task:
   ``shared`` is ``ray.put`` once per map and every task gets a reference to it,
   a task whose worker dies (or that raises) is retried up to ``max_retries``
@@ -24,7 +27,9 @@ import os
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
+from collections.abc import Sized
+from itertools import count
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -62,10 +67,14 @@ def single_blas_thread() -> bool:
     return limit_blas_threads(1)
 
 
+def chunk_seed(seed: int, index: int) -> int:
+    """The 63-bit seed of chunk ``index``: from the run's seed and the chunk's index only, not the worker count."""
+    return int(np.random.SeedSequence([int(seed), 0xC4A2, index]).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
 def chunk_seeds(seed: int, n_chunks: int) -> list[int]:
-    """One 63-bit seed per chunk, from the run's seed and the chunk's index only (not from any worker count)."""
-    return [int(np.random.SeedSequence([int(seed), 0xC4A2, i]).generate_state(2, np.uint64)[0] >> np.uint64(1))
-            for i in range(n_chunks)]
+    """``chunk_seed`` of chunks 0 to ``n_chunks - 1``."""
+    return [chunk_seed(seed, i) for i in range(n_chunks)]
 
 
 def split(n_items: int, chunk_size: int) -> list[tuple[int, int]]:
@@ -86,9 +95,9 @@ class Backend(Protocol):
         """How many chunks run at once."""
         ...
 
-    def imap(self, fn: Callable[[S, C, int], R], chunks: Sequence[C], shared: S, seed: int = 0, *,
+    def imap(self, fn: Callable[[S, C, int], R], chunks: Iterable[C], shared: S, seed: int = 0, *,
              desc: str = "", progress: bool = False) -> Iterator[R]:
-        """Yield ``fn(shared, chunks[i], chunk_seeds(seed, n)[i])`` for i = 0, 1, ... in order."""
+        """Yield ``fn(shared, chunk_i, chunk_seed(seed, i))`` for the chunks i = 0, 1, ... in order."""
         ...
 
     def close(self) -> None:
@@ -96,19 +105,26 @@ class Backend(Protocol):
         ...
 
 
-def map_chunks(backend: Backend, fn: Callable[[S, C, int], R], chunks: Sequence[C], shared: S, seed: int = 0, *,
+def map_chunks(backend: Backend, fn: Callable[[S, C, int], R], chunks: Iterable[C], shared: S, seed: int = 0, *,
                desc: str = "", progress: bool = False) -> list[R]:
     """Every chunk's result, in chunk order."""
     return list(backend.imap(fn, chunks, shared, seed, desc=desc, progress=progress))
 
 
-def _bar(total: int, desc: str, enabled: bool) -> Any:
-    """A tqdm bar over chunks on stderr, or None when disabled."""
+def _bar(chunks: Iterable[Any], desc: str, enabled: bool) -> Any:
+    """A tqdm bar over chunks on stderr (its total when ``chunks`` has a length), or None when disabled."""
     if not enabled:
         return None
     from tqdm import tqdm
 
+    total = len(chunks) if isinstance(chunks, Sized) else None
     return tqdm(total=total, desc=desc or "chunks", unit="chunk", leave=False, file=sys.stderr)
+
+
+def _numbered(chunks: Iterable[C], seed: int) -> Iterator[tuple[int, C, int]]:
+    """``(index, chunk, chunk_seed)`` of each chunk, taken lazily."""
+    for i, chunk in zip(count(), chunks):
+        yield i, chunk, chunk_seed(seed, i)
 
 
 # -- local --------------------------------------------------------------------------------
@@ -147,19 +163,18 @@ class LocalBackend:
         """How many chunks run at once."""
         return self._workers
 
-    def imap(self, fn: Callable[[S, C, int], R], chunks: Sequence[C], shared: S, seed: int = 0, *,
+    def imap(self, fn: Callable[[S, C, int], R], chunks: Iterable[C], shared: S, seed: int = 0, *,
              desc: str = "", progress: bool = False) -> Iterator[R]:
         """Yield each chunk's result in order, computed here or in the pool."""
-        seeds = chunk_seeds(seed, len(chunks))
-        bar = _bar(len(chunks), desc, progress)
+        bar = _bar(chunks, desc, progress)
         try:
-            if self._workers == 1 or len(chunks) <= 1:
-                for chunk, s in zip(chunks, seeds):
+            if self._workers == 1 or (isinstance(chunks, Sized) and len(chunks) <= 1):
+                for _i, chunk, s in _numbered(chunks, seed):
                     yield self._call_here(fn, shared, chunk, s)
                     if bar is not None:
                         bar.update(1)
             else:
-                yield from self._pool(fn, chunks, shared, seeds, bar)
+                yield from self._pool(fn, chunks, shared, seed, bar)
         finally:
             if bar is not None:
                 bar.close()
@@ -174,46 +189,73 @@ class LocalBackend:
                     raise
         raise AssertionError("unreachable")
 
-    def _pool(self, fn: Callable[[S, C, int], R], chunks: Sequence[C], shared: S, seeds: list[int],
+    def _pool(self, fn: Callable[[S, C, int], R], chunks: Iterable[C], shared: S, seed: int,
               bar: Any) -> Iterator[R]:
-        """Chunks over a process pool, ``shared`` sent once per process; results released in order."""
+        """Chunks over a process pool, ``shared`` sent once per process, at most two chunks per process submitted
+        ahead; results released in order. Stopped early (Ctrl-C, an error, the caller closing), it ends the
+        pool's processes instead of waiting for their chunks."""
         import multiprocessing as mp
 
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        n = len(chunks)
-        with ProcessPoolExecutor(min(self._workers, n), mp_context=mp.get_context(method),
-                                 initializer=_set_shared, initargs=(shared,)) as pool:
-            futures: dict[Future[Any], int] = {}
-            attempts = [0] * n
-            results: dict[int, Any] = {}
-            for i in range(n):
-                futures[pool.submit(_pool_call, fn, chunks[i], seeds[i])] = i
-            nxt = 0
-            try:
-                while nxt < n:
-                    done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        i = futures.pop(fut)
-                        exc = fut.exception()
-                        if exc is not None:
-                            attempts[i] += 1
-                            if attempts[i] > self.max_retries:
-                                raise exc
-                            futures[pool.submit(_pool_call, fn, chunks[i], seeds[i])] = i
-                            continue
-                        results[i] = fut.result()
-                        if bar is not None:
-                            bar.update(1)
-                    while nxt in results:
-                        yield results.pop(nxt)
-                        nxt += 1
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
+        workers = min(self._workers, len(chunks)) if isinstance(chunks, Sized) else self._workers
+        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context(method), initializer=_set_shared,
+                                   initargs=(shared,))
+        todo = _numbered(chunks, seed)
+        futures: dict[Future[Any], tuple[int, Any, int]] = {}
+        attempts: dict[int, int] = {}
+        results: dict[int, Any] = {}
+        nxt = 0
+
+        def submit(i: int, chunk: Any, s: int) -> None:
+            futures[pool.submit(_pool_call, fn, chunk, s)] = (i, chunk, s)
+
+        def fill() -> None:
+            """At most two chunks per process running or waiting their turn to be yielded."""
+            while len(futures) + len(results) < 2 * workers:
+                job = next(todo, None)
+                if job is None:
+                    return
+                submit(*job)
+
+        try:
+            fill()
+            while futures:
+                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i, chunk, s = futures.pop(fut)
+                    exc = fut.exception()
+                    if exc is not None:
+                        attempts[i] = attempts.get(i, 0) + 1
+                        if attempts[i] > self.max_retries:
+                            raise exc
+                        submit(i, chunk, s)
+                        continue
+                    attempts.pop(i, None)
+                    results[i] = fut.result()
+                    if bar is not None:
+                        bar.update(1)
+                while nxt in results:
+                    yield results.pop(nxt)
+                    nxt += 1
+                fill()
+        except BaseException:
+            _end_pool(pool)
+            raise
+        pool.shutdown(wait=True)
 
     def close(self) -> None:
         """Nothing to release: a pool lives only as long as one map."""
+
+
+def _end_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel a pool's queued chunks and end its processes now, rather than wait for the running chunks."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
 
 
 # -- ray ------------------------------------------------------------------------------------
@@ -304,23 +346,28 @@ class RayBackend:
             return self._num_workers
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
 
-    def imap(self, fn: Callable[[S, C, int], R], chunks: Sequence[C], shared: S, seed: int = 0, *,
+    def imap(self, fn: Callable[[S, C, int], R], chunks: Iterable[C], shared: S, seed: int = 0, *,
              desc: str = "", progress: bool = False) -> Iterator[R]:
-        """Yield each chunk's result in order; at most ``workers`` tasks are in flight."""
+        """Yield each chunk's result in order; at most ``workers`` tasks are in flight (or waiting for an earlier
+        chunk to be yielded), taken lazily from ``chunks``."""
         ray = self.ray
-        n = len(chunks)
-        seeds = chunk_seeds(seed, n)
+        todo = _numbered(chunks, seed)
         shared_ref = ray.put(shared)  # once: every task gets the reference, not a copy
         window = self.workers
         pending: dict[Any, int] = {}
         results: dict[int, Any] = {}
-        submitted = nxt = 0
-        bar = _bar(n, desc, progress)
+        nxt = 0
+        bar = _bar(chunks, desc, progress)
         try:
-            while nxt < n:
-                while submitted < n and len(pending) < window:
-                    pending[self._remote.remote(fn, shared_ref, chunks[submitted], seeds[submitted])] = submitted
-                    submitted += 1
+            while True:
+                while len(pending) + len(results) < window:
+                    job = next(todo, None)
+                    if job is None:
+                        break
+                    i, chunk, s = job
+                    pending[self._remote.remote(fn, shared_ref, chunk, s)] = i
+                if not pending:
+                    break
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
                     i = pending.pop(ref)

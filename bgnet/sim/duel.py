@@ -27,8 +27,8 @@ import numpy as np
 
 from bgnet.core import _game_kernels as gk
 from bgnet.sim.duel_stats import DuelResult, TableOutcome, ratio_ci95, summarise, summarise_outcomes
-from bgnet.play.game import (Game, Match, Rules, double, may_beaver, may_double, may_raccoon, play, play_generated,
-                        pre_beaver_state, raccoon, respond, roll, roll_and_play_generated)
+from bgnet.play.game import (Game, Match, Rules, allowed_answer, double, may_double, may_raccoon, play,
+                        play_generated, pre_beaver_state, raccoon, respond, roll, roll_and_play_generated)
 from bgnet.core.movegen import generate_plays, swap_sides_batch
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs, flip_probs
@@ -233,7 +233,7 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
     batch-capable agent scores the plays (and probabilities) of all its tables at
     once and any other agent is asked table by table. ``max_games`` (money only)
     plays that many games per table instead of one. ``observer`` (see ``Observer``) sees
-    every state of every game, so that the games can be recorded (``bgnet.io.matchfile``).
+    every state of every game, so that the games can be recorded (``bgnet.io.recorder``).
     """
     per_table = max(1, max_games) if rules.is_money else 0
     tables: list[_Table] = []
@@ -328,7 +328,7 @@ def _cube_offers(live: list[_Table], agents: tuple[Agent, Agent],
 
 def _cube_answers(live: list[_Table], agents: tuple[Agent, Agent],
                   cube_evaluators: tuple[Evaluator | None, Evaluator | None], state: _Lockstep) -> None:
-    """Ask every doubled side for its answer (a beaver counts as a take where ``game.may_beaver`` says no)."""
+    """Ask every doubled side for its answer (a beaver counts as a take where ``allowed_answer`` says so)."""
     doubled = [t for t in live if t.game.phase == "doubled"]
     for k, mine in enumerate(_by_agent(doubled, answering=True)):
         if not mine:
@@ -339,9 +339,7 @@ def _cube_answers(live: list[_Table], agents: tuple[Agent, Agent],
         else:
             answers = [agents[k].cube_response(t.game.position, t.game.match_state()) for t in mine]
         for t, answer in zip(mine, answers):
-            if answer == "beaver" and not may_beaver(t.game):
-                answer = "take"
-            t.game = respond(t.game, answer)
+            t.game = respond(t.game, allowed_answer(t.game, answer))
 
 
 def _match_values(tables: list[_Table], evaluator: Evaluator, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:

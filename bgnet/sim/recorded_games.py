@@ -3,7 +3,7 @@
 A deal's dice depend only on (seed, deal, game, block) (``bgnet.sim.duel.deal_dice``), and
 the game-loop engine plays the same games as the vectorised one, so each deal is
 played again here through ``bgnet.sim.duel.play_deals`` with an observer that records
-every state (``bgnet.io.matchfile.MatchRecorder``). Each deal gives two files, one per
+every state (``bgnet.io.recorder.MatchRecorder``). Each deal gives two files, one per
 seating: ``<seat 0>_vs_<seat 1>_<deal:05d>.mat``, the player in seat 0 in the left
 column (A for the first, B for the second); the results are the duel's own.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 from bgnet.sim.duel import TableOutcome, play_deals
 from bgnet.sim.runner import DuelSpec, agent
 from bgnet.play.game import Game, Rules
-from bgnet.io.matchfile import MatchRecorder, write_match
+from bgnet.io.formats import write_match
+from bgnet.io.recorder import MatchRecorder
 
 CHUNK = 64
 """Deals replayed together (one batched move generation per step across them)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -158,4 +158,4 @@ def _bar(total: int, desc: str, enabled: bool) -> Any:
 
 def rules_dict(rules: Rules | None) -> dict[str, Any] | None:
     """The rules as a JSON-ready dict (None for cubeless money)."""
-    return None if rules is None else asdict(rules)
+    return None if rules is None else rules.to_dict()

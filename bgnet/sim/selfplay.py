@@ -6,7 +6,7 @@ game in one kernel call, turns them round so the opponent is on roll, scores the
 all with one call of the evaluator (one forward pass), picks each game's best play
 by segment argmax (with optional epsilon exploration), and restarts finished games
 at once so the batch stays full. Finished games come back as trajectories: plain
-numpy arrays, so the learner can live in another process (DESIGN.md).
+numpy arrays, so the learner can live in another process (docs/SCALING.md).
 
 With ``bearoff`` (the default) the candidates are scored through the bear-off
 database (``bgnet.nets.bearoff.with_database``) and a game stops as soon as a play

@@ -1,4 +1,13 @@
-"""Training configuration: a dataclass read from TOML and overridden with ``--key=value``."""
+"""Training configuration: a dataclass read from TOML and overridden with ``--key=value``.
+
+A TOML file may start from another: ``base = "default"`` (a config of the bundled
+``configs/`` folder by name) or ``base = "v2/wide.toml"`` (a path, taken against that
+folder unless absolute) takes every value of that file, itself perhaps based on a
+third, and the file's own values override them. So a release stage or an experiment
+is a few lines on top of the config it changes. ``--config`` takes a file or a bundled
+config by name (``quick``, ``release/08_ply2``): the repository's ``configs/`` in a
+checkout, the copy inside the package when installed from a wheel.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +17,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from bgnet.core.errors import BgnetError
+from bgnet.core.resources import config_dir
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -17,6 +27,13 @@ else:  # pragma: no cover
 
 class ConfigError(BgnetError):
     """A config file or override that cannot be used."""
+
+
+CONFIG_DIR = config_dir()
+"""The bundled configs (``configs/`` of the repository, or their copy in the package), against which a name or a
+``base`` is resolved."""
+BASE_KEY = "base"
+"""The TOML key that names the config a file starts from."""
 
 
 @dataclass
@@ -68,7 +85,7 @@ class TrainConfig:
     max_plies: int = 600
     """Plies after which a game is abandoned (it does not train)."""
     feature_version: int = 1
-    """Input features of a new net (bgnet.features.encoding): 1 (the shipped net's) or 2 (with the expert inputs; numba only)."""
+    """Input features of a new net (bgnet.features.registry): 1 (the shipped net's) or 2 (with the expert inputs; numba only)."""
     backend: str = "local"
     """Where self-play runs: "local" (this process) or "ray" (``workers`` Ray actors; bgnet.trainer.distributed)."""
     workers: int = 1
@@ -139,17 +156,63 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
     raise ConfigError(f"setting {name!r} has an unsupported type")
 
 
+def base_path(base: str) -> Path:
+    """The file a ``base`` entry names: a name is ``configs/<name>.toml`` (``quick``, ``release/08_ply2``); a
+    relative path is taken against ``configs/``, an absolute one as it is."""
+    path = Path(base).expanduser()
+    if path.suffix != ".toml":
+        path = path.with_name(path.name + ".toml")
+    return path if path.is_absolute() else CONFIG_DIR / path
+
+
+def bundled_configs() -> list[str]:
+    """The names of the bundled configs (``quick``, ``release/08_ply2``, ...), sorted."""
+    return sorted(p.relative_to(CONFIG_DIR).with_suffix("").as_posix() for p in CONFIG_DIR.rglob("*.toml"))
+
+
+def config_path(config: str | Path) -> Path:
+    """The file ``--config`` names: an existing file as it is, else a bundled config by name (``quick``,
+    ``release/08_ply2``); ConfigError when it is neither."""
+    given = Path(config).expanduser()
+    if given.is_file():
+        return given
+    named = base_path(str(config))
+    if named.is_file():
+        return named
+    top = [name for name in bundled_configs() if "/" not in name]
+    raise ConfigError(f"config {str(config)!r} is neither a file nor a bundled config (bundled: {', '.join(top)}, "
+                      "and release/NAME, experiments/NAME)")
+
+
+def read_config_file(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The values of a TOML config, its base's (and theirs, in turn) under its own; one sentence (ConfigError) for a
+    missing or invalid file, a base that does not exist, or bases that lead back to a file already read."""
+    p = config_path(path) if not _chain else Path(path)
+    try:
+        values = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {str(path)!r} is not valid TOML ({exc})") from None
+    if BASE_KEY not in values:
+        return values
+    base = values.pop(BASE_KEY)
+    if not isinstance(base, str) or not base.strip():
+        raise ConfigError(f"config file {str(path)!r} has base {base!r}; it must name a config or a TOML file")
+    chain = (*_chain, p.resolve())
+    parent = base_path(base)
+    if not parent.is_file():
+        raise ConfigError(f"config file {str(path)!r} names base {base!r}, but {str(parent)!r} does not exist")
+    if parent.resolve() in chain:
+        raise ConfigError(f"config file {str(path)!r} names base {base!r}, which leads back to "
+                          f"{str(parent.resolve())!r}: the bases form a cycle")
+    return {**read_config_file(parent, chain), **values}
+
+
 def build_config(path: str | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """A TrainConfig from a TOML file and ``overrides``; unknown keys and wrong types are refused."""
+    """A TrainConfig from a TOML file or bundled config name (with its bases, see ``read_config_file``) and
+    ``overrides``; unknown keys and wrong types are refused."""
     values: dict[str, Any] = {}
     if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"config file {path!r} does not exist")
-        try:
-            values.update(tomllib.loads(p.read_text()))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config file {path!r} is not valid TOML ({exc})") from None
+        values.update(read_config_file(path))
     values.update(overrides or {})
     hints = get_type_hints(TrainConfig)
     known = {f.name for f in fields(TrainConfig)}
@@ -163,8 +226,12 @@ def build_config(path: str | None, overrides: dict[str, Any] | None = None) -> T
 
 def validate(cfg: TrainConfig) -> None:
     """Refuse settings that cannot work, with one sentence."""
+    from bgnet.features.registry import FEATURE_SETS  # here, not at the top: it compiles the encoders' kernels
+
+    features = FEATURE_SETS.get(cfg.feature_version)
     checks = [
         (cfg.games > 0, "games must be positive"),
+        (cfg.seed >= 0, f"seed must not be negative, got {cfg.seed}"),
         (cfg.batch_games > 0, "batch_games must be positive"),
         (0.0 <= cfg.lam <= 1.0, "lam must be between 0 and 1"),
         (cfg.lr > 0 and cfg.lr_final > 0, "lr and lr_final must be positive"),
@@ -174,11 +241,13 @@ def validate(cfg: TrainConfig) -> None:
         (all(h > 0 for h in cfg.hidden), "hidden sizes must be positive"),
         (cfg.activation in ("relu", "sigmoid", "tanh"), "activation must be relu, sigmoid or tanh"),
         (cfg.device in ("cpu", "cuda") or cfg.device.startswith("cuda:"), "device must be cpu or cuda"),
-        (cfg.eval_every >= 0 and cfg.checkpoint_every > 0 and cfg.log_every > 0, "eval_every, checkpoint_every and log_every must be positive (eval_every may be 0)"),
+        (cfg.eval_every >= 0 and cfg.checkpoint_every > 0 and cfg.log_every > 0,
+         "eval_every, checkpoint_every and log_every must be positive (eval_every may be 0)"),
         (cfg.max_plies >= 50, "max_plies must be at least 50"),
         (cfg.encoder in ("auto", "numba", "torch"), "encoder must be auto, numba or torch"),
-        (cfg.feature_version in (1, 2), "feature_version must be 1 or 2"),
-        (cfg.feature_version == 1 or cfg.encoder != "torch", "feature_version 2 has no torch encoder: use encoder numba or auto"),
+        (features is not None, f"feature_version must be {' or '.join(str(v) for v in FEATURE_SETS)}"),
+        (features is None or features.has_torch_encoder or cfg.encoder != "torch",
+         f"feature_version {cfg.feature_version} has no torch encoder: use encoder numba or auto"),
         (cfg.kernel_threads >= 1 and cfg.threads >= 0, "kernel_threads must be at least 1 and threads at least 0"),
         (cfg.backend in ("local", "ray"), "backend must be local or ray"),
         (cfg.workers >= 1 and cfg.sync_games >= 1, "workers and sync_games must be at least 1"),

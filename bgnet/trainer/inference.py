@@ -1,4 +1,4 @@
-"""The torch net as an ``Evaluator`` during training: one forward pass, no gradients, features where they are cheapest."""
+"""The torch net as an ``Evaluator`` during training: one forward pass, no gradients, features where cheapest."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ class TorchEvaluator:
         return out
 
     def _numpy_net(self) -> NumpyNet:
-        """A NumpyNet of the net's current weights (each parameter's in-place version counter says when they changed)."""
+        """A NumpyNet of the net's current weights (each parameter's in-place version counter says when they
+        changed)."""
         key = tuple((id(p), p._version) for p in self.net.parameters())
         if self._numpy is None or key != self._numpy_key:
             self._numpy = numpy_net_of(self.net)
@@ -66,3 +67,8 @@ def numpy_net_of(net: BgNet) -> NumpyNet:
 def make_probs_fn(net: BgNet, device: torch.device, threads: int = 1, on_device: bool = False) -> TorchEvaluator:
     """Boards -> probabilities with one forward pass (no gradients); features on the device when ``on_device``."""
     return TorchEvaluator(net, device, threads, on_device)
+
+
+def probs_fn_of(net: BgNet) -> TorchEvaluator:
+    """Boards -> probabilities of ``net`` on the CPU (its own feature version): how the rounds pipeline asks a net."""
+    return make_probs_fn(net, torch.device("cpu"))

@@ -1,7 +1,7 @@
 """The learner: fits the evaluator to TD(lambda) targets in shuffled minibatches.
 
 It sees only plain arrays (positions and targets) and a model, so it can run in
-another process or machine than the self-play workers (DESIGN.md, "Scaling out").
+another process or machine than the self-play workers.
 """
 
 from __future__ import annotations
@@ -11,9 +11,14 @@ import math
 import numpy as np
 import torch
 
+from bgnet.core.errors import BgnetError
+from bgnet.core.probs import equities
 from bgnet.features.encoding import encode
 from bgnet.nets.model import BgNet
-from bgnet.core.probs import equities
+
+
+class FitError(BgnetError):
+    """A fit that cannot run as asked: a loss it does not know, rows or minibatches not in whole groups."""
 
 
 def cosine_lr(lr: float, lr_final: float, progress: float) -> float:
@@ -37,9 +42,9 @@ LOSSES = ("mse", "outcomes")
 
 
 def check_loss(loss: str) -> None:
-    """Refuse a ``loss`` that is not one of ``LOSSES`` (ValueError with one sentence)."""
+    """Refuse a ``loss`` that is not one of ``LOSSES`` (FitError with one sentence)."""
     if loss not in LOSSES:
-        raise ValueError(f"loss {loss!r} is not one of {', '.join(LOSSES)}")
+        raise FitError(f"loss {loss!r} is not one of {', '.join(LOSSES)}")
 
 
 def outcomes(probs: torch.Tensor) -> torch.Tensor:
@@ -79,7 +84,7 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
     check_loss(loss)
     n = len(boards)
     if group > 1 and (n % group or minibatch % group):
-        raise ValueError(f"{n} rows and minibatch {minibatch} must both be multiples of the group size {group}")
+        raise FitError(f"{n} rows and minibatch {minibatch} must both be multiples of the group size {group}")
     if encode_on_device:
         from bgnet.features.encoding_torch import encode_torch
 

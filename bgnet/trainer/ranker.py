@@ -1,4 +1,4 @@
-"""Fit ``bgnet.nets.ranker``'s play ranker to a net: ``python -m bgnet.trainer.ranker [--out F] [--games N] [--seed S]``.
+"""Fit ``bgnet.nets.ranker``'s play ranker to a net (``python -m bgnet.trainer.ranker``, see ``bgnet.cli.ranker``).
 
 Positions come from the net's own 0-ply self-play from the opening. For each
 position and each of the 21 rolls, pubeval's best ``window`` plays are valued by
@@ -10,26 +10,23 @@ how often the ranker's top play is the net's best play of the roll.
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
-from typing import Callable, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 from numba import njit
 
 from bgnet.nets import ranker as rk
 from bgnet.nets.bearoff import with_database
-from bgnet.core.errors import BgnetError
 from bgnet.nets.fastnet import load_evaluator
 from bgnet.core.movegen import generate_plays, swap_sides_batch
 from bgnet.core.position import Position
 from bgnet.core.probs import equities
-from bgnet.nets.pubeval import race_scan
+from bgnet.core.protocols import ProbsFn
+from bgnet.core.race import race_scan
 from bgnet.core.resources import default_checkpoint
-from bgnet.sim.rollout import _pubeval_top
+from bgnet.sim.rollout_play import pubeval_top
 
-ProbsFn = Callable[[np.ndarray], np.ndarray]
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], np.int8)
 _N_TABLE = 2 * 24 * 31
 N_WEIGHTS = _N_TABLE + 4 + rk.N_CONTACT
@@ -140,7 +137,7 @@ def _normal_equations(after, off, y, nw):  # type: ignore[no-untyped-def]
 def fit(probs_fn: ProbsFn, boards: np.ndarray, window: int = 4, ridge: float = 1e-3) -> rk.Ranker:
     """The ranker fitted to ``probs_fn``'s equities of pubeval's best ``window`` plays of each board and roll."""
     after, off = roll_plays(boards)
-    rows, new_off = _pubeval_top(after, off, window)
+    rows, new_off = pubeval_top(after, off, window)
     top = np.ascontiguousarray(after[rows])
     a, b = _normal_equations(top, new_off, _mover_equity(probs_fn, top), N_WEIGHTS)
     w = np.linalg.solve(a + ridge * np.eye(N_WEIGHTS), b)
@@ -157,7 +154,7 @@ def agreement(probs_fn: ProbsFn, boards: np.ndarray, rankers: Sequence[rk.Ranker
     best = np.array([eq[lo:hi].max() for lo, hi in zip(off[:-1], off[1:]) if hi > lo])
     out = []
     for ranker in rankers:
-        rows, new_off = _pubeval_top(after, off, 1 if ranker is None else ranker.window)
+        rows, new_off = pubeval_top(after, off, 1 if ranker is None else ranker.window)
         score = np.zeros(len(rows)) if ranker is None else ranker.scores(after[rows])
         picks = np.array([rows[lo + int(np.argmax(score[lo:hi]))] for lo, hi in zip(new_off[:-1], new_off[1:])
                           if hi > lo])
@@ -165,35 +162,35 @@ def agreement(probs_fn: ProbsFn, boards: np.ndarray, rankers: Sequence[rk.Ranker
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bgnet.trainer.ranker", description=__doc__.split("\n")[0])
-    parser.add_argument("--model", default=None, help="checkpoint whose net is fitted (default: the released net)")
-    parser.add_argument("--out", default=str(rk.MODEL_FILE), help="model file to write (default: the shipped one)")
-    parser.add_argument("--games", type=int, default=300, help="self-play games whose positions are fitted")
-    parser.add_argument("--window", type=int, default=4, help="pubeval's best N plays of a roll are re-ranked")
-    parser.add_argument("--seed", type=int, default=5)
-    args = parser.parse_args(argv)
-    if args.games < 1 or args.window < 1:
-        print("python -m bgnet.trainer.ranker: error: --games and --window must be positive", file=sys.stderr)
-        return 2
-    t0 = time.perf_counter()
-    try:
-        probs_fn = with_database(load_evaluator(args.model or default_checkpoint()).probs_of_boards)
-        train = self_play_positions(probs_fn, args.games, args.seed)
-        held_out = self_play_positions(probs_fn, max(1, args.games // 10), args.seed + 1_000_003)
-        model = fit(probs_fn, train, args.window)
-        rk.save(model, args.out)
-    except (BgnetError, OSError) as exc:
-        print(f"python -m bgnet.trainer.ranker: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"fitted on {len(train)} positions of {args.games} games (seed {args.seed}) in "
-          f"{time.perf_counter() - t0:.0f} s; wrote {args.out}")
-    names = ("pubeval's top play", f"the ranker's top of pubeval's best {args.window}")
-    for name, (hit, loss) in zip(names, agreement(probs_fn, held_out, [None, model])):
-        print(f"  {name}: the net's best play in {100 * hit:.1f}% of {len(held_out)} held-out positions' rolls, "
-              f"mean loss {loss:.4f} equity")
-    return 0
+@dataclass
+class RankerFit:
+    """A ranker fitted to a net, with the net and the held-out positions to check it on."""
+
+    ranker: rk.Ranker
+    probs_fn: ProbsFn
+    """The net the ranker was fitted to (with the bear-off database in front)."""
+    train_positions: int
+    """Positions of the self-play games the ranker was fitted on."""
+    held_out: np.ndarray
+    """Positions of other games (a tenth as many) to check it on."""
+
+    def agreement(self) -> list[tuple[float, float]]:
+        """``agreement`` on the held-out positions: pubeval's top play first, then the ranker's."""
+        return agreement(self.probs_fn, self.held_out, [None, self.ranker])
+
+
+def fit_to_net(model: str | None, games: int, window: int, seed: int) -> RankerFit:
+    """The ranker fitted to checkpoint ``model`` (the released net when None) on ``games`` self-play games from
+    seed ``seed``, with a tenth as many other games' positions to check it on."""
+    probs_fn = with_database(load_evaluator(model or default_checkpoint()).probs_of_boards)
+    train = self_play_positions(probs_fn, games, seed)
+    held_out = self_play_positions(probs_fn, max(1, games // 10), seed + 1_000_003)
+    return RankerFit(fit(probs_fn, train, window), probs_fn, len(train), held_out)
 
 
 if __name__ == "__main__":
+    import sys
+
+    from bgnet.cli.ranker import main
+
     sys.exit(main())

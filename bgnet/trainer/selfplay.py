@@ -3,19 +3,17 @@
     python -m train --config configs/quick.toml [--key=value ...] [--device cpu|cuda]
                     [--out DIR] [--resume PATH]
 
-Everything a checkpoint saves and a resume restores lives in one ``RunState``
-(net, optimizer, self-play games, counters, random streams, unused samples).
-A run writes to ``runs/<run_name>__<seed>__<time>/`` unless ``--out`` says where
-(a resume continues in the folder of its checkpoint).
+(the command line is ``bgnet.cli.train``). Everything a checkpoint saves and a resume
+restores lives in one ``RunState`` (net, optimizer, self-play games, counters, random
+streams, unused samples). A run writes to ``runs/<run_name>__<seed>__<time>/`` unless
+``out`` says where (a resume continues in the folder of its checkpoint).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import signal
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,56 +22,37 @@ from typing import Any
 import numpy as np
 import torch
 
+from bgnet.features.registry import FEATURE_SETS
 from bgnet.sim.duel import NeuralScorer, PubevalScorer, paired_duel
 from bgnet.trainer.learner import cosine_lr, fit
 from bgnet.nets.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
 from bgnet.sim.selfplay import SelfPlay, Trajectory
 from bgnet.trainer.td import lambda_returns
-from bgnet.trainer.config import ConfigError, TrainConfig, build_config, field_docs
+from bgnet.trainer.config import ConfigError, TrainConfig, build_config
 from bgnet.trainer.inference import TorchEvaluator
 from bgnet.trainer.distributed import make_selfplay
 
 EVAL_SEED = 20261129
 
 
-def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, Any]]:
-    """Known flags plus ``--key=value`` overrides of TrainConfig fields."""
-    parser = argparse.ArgumentParser(prog="python -m train", description="Train a bgnet evaluator by TD(lambda) self-play.",
-                                     epilog=config_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", help="TOML config file (configs/quick.toml, default.toml, gpu.toml)")
-    parser.add_argument("--device", help="cpu or cuda (overrides the config)")
-    parser.add_argument("--out", help="output folder (default runs/<run_name>__<seed>__<time>/; "
-                                      "a resume continues in its checkpoint's folder)")
-    parser.add_argument("--resume", help="checkpoint to continue from (same run, exactly)")
-    parser.add_argument("--init", help="checkpoint whose weights start a new run")
-    parser.add_argument("--stop-after", type=int, default=0, help=argparse.SUPPRESS)  # simulate an interruption
-    parser.add_argument("--backend", choices=("local", "ray"), help="self-play here or on Ray actors (overrides the config)")
-    parser.add_argument("--workers", type=int, help="self-play Ray actors with --backend ray (overrides the config)")
-    parser.add_argument("--ray-address", help="Ray cluster to attach to (default: a local Ray instance)")
-    parser.add_argument("--no-progress", action="store_true", help="no tqdm bar")
-    args, rest = parser.parse_known_args(argv)
-    overrides: dict[str, Any] = {}
-    for item in rest:
-        if not item.startswith("--") or "=" not in item:
-            raise ConfigError(f"unexpected argument {item!r}; overrides are written --key=value")
-        key, value = item[2:].split("=", 1)
-        overrides[key.replace("-", "_")] = value
-    if args.device:
-        overrides["device"] = args.device
-    for key in ("backend", "workers", "ray_address"):
-        if getattr(args, key) is not None:
-            overrides[key] = getattr(args, key)
-    return args, overrides
+@dataclass
+class TrainOptions:
+    """What a training run is asked besides its config's settings: where they come from and where it writes."""
 
-
-def config_help() -> str:
-    """The ``--help`` epilog: every TrainConfig field with its default and its docstring."""
-    lines = ["config fields (set in the TOML file, or override with --key=value):"]
-    defaults = asdict(TrainConfig())
-    for name, doc in field_docs().items():
-        lines.append(f"  --{name}={defaults[name]!r}".replace("'", ""))
-        lines.append(f"      {doc}")
-    return "\n".join(lines)
+    config: str | None = None
+    """TOML config file (``bgnet.trainer.config.build_config``); None: the defaults."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Settings that override the config's (or a resumed run's), as ``--key=value`` gives them."""
+    out: str | None = None
+    """Output folder (default ``run_folder``'s)."""
+    resume: str | None = None
+    """Checkpoint of a run to continue exactly."""
+    init: str | None = None
+    """Checkpoint whose weights start a new run."""
+    stop_after: int = 0
+    """Stop once this many games are played (0: never; simulates an interruption)."""
+    progress: bool = True
+    """Show a tqdm bar."""
 
 
 def run_folder(cfg: TrainConfig, out: str | None, resume: str | None, now: float | None = None) -> Path:
@@ -87,8 +66,11 @@ def run_folder(cfg: TrainConfig, out: str | None, resume: str | None, now: float
 
 
 def use_torch_encoder(encoder: str, device: torch.device, feature_version: int = 1) -> bool:
-    """Whether features are computed on the device (``encoder`` "torch", or "auto" off the CPU; version 1 only)."""
-    return feature_version == 1 and (encoder == "torch" or (encoder == "auto" and device.type != "cpu"))
+    """Whether features are computed on the device (``encoder`` "torch", or "auto" off the CPU; sets with a torch
+    encoder only)."""
+    features = FEATURE_SETS.get(feature_version)
+    return features is not None and features.has_torch_encoder and (
+        encoder == "torch" or (encoder == "auto" and device.type != "cpu"))
 
 
 def trajectories_to_samples(done: list[Trajectory], lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -159,17 +141,10 @@ class RunState:
             self.buf_targets = [np.asarray(ckpt["buffer_targets"], np.float32)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run(argv)
-    except (ConfigError, CheckpointError) as exc:
-        print(f"train: error: {exc}", file=sys.stderr)
-        return 2
-
-
-def run(argv: list[str] | None) -> int:
+def train(args: TrainOptions) -> int:
+    """Run (or resume) a self-play training run; prints how it ended and returns 0."""
     # -- config -----------------------------------------------------------------
-    args, overrides = parse_args(argv)
+    overrides = args.overrides
     resume_ckpt = read_checkpoint(args.resume) if args.resume else None
     if resume_ckpt is not None:
         if "config" not in resume_ckpt or "selfplay" not in resume_ckpt:
@@ -195,8 +170,11 @@ def run(argv: list[str] | None) -> int:
         net = net_from_checkpoint(resume_ckpt, f"checkpoint {args.resume!r}")
     elif args.init:
         net = net_from_checkpoint(read_checkpoint(args.init), f"checkpoint {args.init!r}")
-        if list(net.config.hidden) != list(cfg.hidden) or net.config.activation != cfg.activation or net.config.feature_version != cfg.feature_version:
-            raise ConfigError(f"--init checkpoint has hidden={list(net.config.hidden)} activation={net.config.activation} feature_version={net.config.feature_version}; the config says hidden={cfg.hidden} activation={cfg.activation} feature_version={cfg.feature_version}")
+        have = (list(net.config.hidden), net.config.activation, net.config.feature_version)
+        if have != (list(cfg.hidden), cfg.activation, cfg.feature_version):
+            raise ConfigError(f"--init checkpoint has hidden={have[0]} activation={have[1]} feature_version={have[2]}; "
+                              f"the config says hidden={cfg.hidden} activation={cfg.activation} "
+                              f"feature_version={cfg.feature_version}")
     else:
         net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version))
     net.to(device)
@@ -231,7 +209,7 @@ def run(argv: list[str] | None) -> int:
 
     previous_handler = signal.signal(signal.SIGINT, on_sigint)
     bar = None
-    if not args.no_progress:
+    if args.progress:
         from tqdm import tqdm
 
         bar = tqdm(total=cfg.games, initial=games, unit="game", dynamic_ncols=True)

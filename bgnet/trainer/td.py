@@ -4,7 +4,7 @@ Why forward view: the self-play step already evaluates every candidate, so the
 value of each position a game passes through is known for free when the game
 ends; turning finished trajectories into (position, target) pairs lets the
 learner train on shuffled minibatches, which suits GPUs and keeps the learner
-apart from the self-play workers (DESIGN.md, "Scaling out").
+apart from the self-play workers.
 
 Perspective: trajectory position ``t`` is seen from its side on roll, and sides
 alternate, so the next position's value is flipped before it becomes a target:
@@ -17,13 +17,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bgnet.core.errors import BgnetError
 from bgnet.core.probs import flip_row
+
+
+class TDTargetError(BgnetError):
+    """A TD target asked for a result that is not a win of 1, 2 or 3 points."""
 
 
 def result_probs(kind: int) -> np.ndarray:
     """The five-probability vector of a win worth ``kind`` points (1 single, 2 gammon, 3 backgammon)."""
     if kind not in (1, 2, 3):
-        raise ValueError(f"result kind must be 1, 2 or 3, got {kind}")
+        raise TDTargetError(f"result kind must be 1, 2 or 3, got {kind}")
     return np.array([1.0, float(kind >= 2), float(kind >= 3), 0.0, 0.0], np.float32)
 
 

@@ -1,0 +1,79 @@
+"""The teacher (``bgnet.trainer.labels``): training targets from rollouts or n-ply search, written and read back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bgnet.core.position import Position
+from bgnet.sim.rollout_settings import RolloutError, RolloutSettings
+from bgnet.trainer.labels import evaluate_pruned, label_positions, load_targets, save_targets
+
+START = Position.start()
+MIDGAME = Position.from_position_id("4HPwASik5+ABMA")
+
+
+def test_label_positions_evaluates_and_rolls_out(net, exact, tmp_path) -> None:
+    from bgnet.play.search import evaluate_boards
+
+    boards = np.array([MIDGAME.board, START.board], np.int8)
+    b, p, se = label_positions(net, boards, trials=0, ply=1)
+    assert np.allclose(p, evaluate_boards(net, boards, 1), atol=1e-6) and not se.any()
+    races = np.array([Position.from_points({6: 2, 5: 1}, {4: 2, 1: 1}).board,
+                      Position.from_points({3: 3}, {6: 1, 2: 2}).board], np.int8)
+    b, p, se = label_positions(exact, races, trials=324, seed=1, settings=RolloutSettings(luck_vr=False, bearoff=False),
+                               bearoff_fn=None)
+    want = exact(races)
+    assert (np.abs(p[:, 0] - want[:, 0]) < 3.3 * se[:, 0] + 1e-6).all() and (se[:, 0] > 0).all()
+    again = label_positions(exact, races, trials=324, seed=1, settings=RolloutSettings(luck_vr=False, bearoff=False),
+                            bearoff_fn=None)
+    assert np.array_equal(again[1], p)
+    out = tmp_path / "targets.npz"
+    save_targets(out, b, p, se, trials=324)
+    t = load_targets(out)
+    assert np.array_equal(t.boards, b) and np.array_equal(t.probs, p) and t.meta["trials"] == "324"
+    assert [x.name for x in tmp_path.iterdir()] == ["targets.npz"]  # no temporary file left behind
+
+
+def test_label_cli_writes_targets(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    inp, out = tmp_path / "in.npz", tmp_path / "out.npz"
+    np.savez(inp, boards=np.array([MIDGAME.board, START.board], np.int8))
+    res = subprocess.run([sys.executable, "-m", "bgnet.trainer.labels", "label", str(inp), str(out), "--ply", "0"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == f"wrote 2 targets to {out}"
+    assert load_targets(out).probs.shape == (2, 5)
+    for command in ("bgnet.trainer.labels", "bgnet.sim.rollout"):  # the command's old address still works
+        bad = subprocess.run([sys.executable, "-m", command, "label", str(out) + ".missing", str(out)],
+                             capture_output=True, text=True, timeout=300)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+        assert bad.stderr.startswith(f"python -m {command}: error:"), bad.stderr
+    np.savez(inp, positions=np.zeros((1, 26), np.int8))
+    bad = subprocess.run([sys.executable, "-m", "bgnet.trainer.labels", "label", str(inp), str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "no array named 'boards'" in bad.stderr
+
+
+def test_pruned_search_is_the_full_search_when_nothing_is_pruned_and_never_better_for_the_last_mover(net) -> None:
+    from bgnet.core.probs import equities
+    from bgnet.play.search import evaluate_boards
+
+    boards = np.array([MIDGAME.board, START.board, Position.from_points({6: 2, 5: 1}, {4: 2, 1: 1}).board], np.int8)
+    # no roll has 1,000 plays: the pruned search is then the full one, level by level
+    assert np.allclose(evaluate_pruned(net, boards, 1, 1000), evaluate_boards(net, boards, 1), atol=1e-5)
+    assert np.allclose(evaluate_pruned(net, boards[:1], 2, 1000), evaluate_boards(net, boards[:1], 2), atol=1e-5)
+    # at 1 ply the side on roll chooses among fewer plays: its equity can only fall, and with 1 play it does
+    full = equities(evaluate_boards(net, boards, 1))
+    one, ten = (equities(evaluate_pruned(net, boards, 1, k)) for k in (1, 10))
+    assert (ten <= full + 1e-6).all() and (one <= ten + 1e-6).all() and (one < full - 1e-3).any()
+    # the labelling path gives the same; a finished game its exact value; bad arguments an error
+    _, p, _ = label_positions(net, boards, trials=0, ply=1, last_level_top=10)
+    assert np.allclose(equities(p), ten, atol=1e-5)
+    won = np.zeros((1, 26), np.int8)
+    won[0, 1] = -15  # the side on roll has no checkers left: a finished game
+    assert np.allclose(evaluate_pruned(net, won, 2, 10), evaluate_boards(net, won, 2))
+    with pytest.raises(RolloutError, match="ply >= 1"):
+        evaluate_pruned(net, boards, 0, 10)
