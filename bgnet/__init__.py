@@ -148,6 +148,7 @@ if TYPE_CHECKING:
     from bgnet.trainer.learner import FitError
     from bgnet.trainer.round_config import RoundsError
     from bgnet.trainer.td import TDTargetError
+    from bgnet.sim.selfplay import SelfPlayStateError
 
 _LAZY = {
     "load_agent": "bgnet.play.agents", "BaseAgent": "bgnet.play.agents", "AgentSpecError": "bgnet.play.agents",
@@ -166,7 +167,7 @@ _LAZY = {
     "ServeConfigError": "bgnet.serve.engine", "RequestError": "bgnet.app.requests",
     "MatchFileError": "bgnet.io.record", "RolloutError": "bgnet.sim.rollout_settings", "RankerError": "bgnet.nets.ranker",
     "AgentPlayError": "bgnet.play.agents", "FitError": "bgnet.trainer.learner", "RoundsError": "bgnet.trainer.round_config",
-    "TDTargetError": "bgnet.trainer.td",
+    "TDTargetError": "bgnet.trainer.td", "SelfPlayStateError": "bgnet.sim.selfplay",
     "GameNotOverError": "bgnet.core.errors", "NotAnEvaluatorError": "bgnet.core.errors",
     "ProbsShapeError": "bgnet.core.errors", "FeatureVersionError": "bgnet.features.registry",
     "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
@@ -181,7 +182,7 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "SearchError", "CheckpointError", "PubevalInputError", "BearoffError", "BackendError", "ConfigError",
                  "CliError", "EvalUsageError", "CurveError", "ApiError", "ServeConfigError", "RequestError",
                  "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
-                 "TDTargetError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
+                 "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
                  "ModelError", "NumpyNetError", "PubevalWeightsError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 

@@ -35,7 +35,8 @@ def test_json_and_html(tmp_path: Path) -> None:
         for d in p["decisions"]:
             assert [a["rank"] for a in d["alternatives"]][:2] == [1, 2][:len(d["alternatives"])]
             assert [a["played"] for a in d["alternatives"]].count(True) == 1
-            assert {"choice", "equity", "ply"} <= set(d["alternatives"][0])
+            name = "move" if d["kind"] == "move" else "action"  # the shared names of docs/JSON.md
+            assert all({name, "equity", "ply"} <= set(a) and "choice" not in a for a in d["alternatives"])
         assert p["overall_error_rate_memg"] >= 0 and "luck_rate_memg" in p and "cube_error_rate_memg" in p
         moves = [d for d in p["decisions"] if d["kind"] == "move"]
         assert len(moves) == int(gnubg[players.index(p)]["total_moves"])

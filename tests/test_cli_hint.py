@@ -63,7 +63,9 @@ def test_hint_text_lists_every_play_ranked() -> None:
 
 def test_hint_json_matches_the_library() -> None:
     out = ok_json("hint", START_ID, "3-1", "--top", "4", "--ply", "0", "--cubeless")
-    assert out["dice"] == [3, 1] and out["ply"] == 0 and out["match"] is None and out["legal_plays"] == 16
+    assert out["dice"] == [3, 1] and out["ply"] == 0 and out["legal_plays"] == 16
+    assert out["match"]["match_length"] == 0 and out["match"]["jacoby"] is True  # the money defaults, said
+    assert out["rules"]["text"] == "money game, Jacoby rule on, beavers and raccoons allowed"
     moves = out["moves"]
     assert len(moves) == 4
     by_text = {m.text: m.after for m in legal_moves(Position.start(), (3, 1))}
@@ -177,7 +179,7 @@ def test_hint_without_dice_is_the_cube_hint() -> None:
     assert res.returncode == 0, res.stderr
     assert "Proper cube action" in res.stdout and "No double" in res.stdout
     out = ok_json("hint", XGID_7PT_CUBE)
-    assert out["action"] == "no double" and out["decision"]["state"]["match_length"] == 7
+    assert out["action"] == "no double" and out["decision"]["match"]["match_length"] == 7
 
 
 def test_cube_command() -> None:

@@ -87,7 +87,7 @@ def test_moves_json() -> None:
     assert out["position_id"] == START_ID and out["dice"] == [3, 1]
     assert len(out["moves"]) == 16
     [play] = [m for m in out["moves"] if m["move"] == "8/5 6/5"]
-    assert play["after_position_id"] == AFTER_85_65 and play["next_position_id"] == NEXT_85_65
+    assert play["position_id"] == AFTER_85_65 and play["position_id_opponent_on_roll"] == NEXT_85_65
     assert sorted(map(tuple, play["steps"])) == [(6, 5), (8, 5)]
 
 
@@ -97,7 +97,7 @@ def test_moves_when_nothing_can_be_played() -> None:
     res = bgnet("moves", pos.position_id(), "65", "--json")
     assert res.returncode == 0, res.stderr
     [play] = json.loads(res.stdout)["moves"]
-    assert play["move"] == "" and play["steps"] == [] and play["after_position_id"] == pos.position_id()
+    assert play["move"] == "" and play["steps"] == [] and play["position_id"] == pos.position_id()
     text = bgnet("moves", pos.position_id(), "65")
     assert text.returncode == 0 and "no legal play" in text.stdout
 

@@ -316,7 +316,9 @@ def test_beaver_only_when_allowed() -> None:
     from bgnet.play.game import Rules
 
     text = cube_session(StubBot("take"), Rules(), 3)
-    assert "beaver" not in text.split("Commands:")[1].split("\n", 1)[1]  # never offered without --beavers
+    after_help = text.split("Commands:")[1].split("\n", 1)[1]
+    assert after_help.startswith("Rules: money game, Jacoby rule off, no beavers.\n")  # the rules it plays, said
+    assert "beaver" not in after_help.split("\n", 1)[1]  # never offered without --beavers
 
 
 def test_a_dead_cube_is_refused_with_a_sentence() -> None:
@@ -336,7 +338,7 @@ def test_a_dead_cube_is_refused_with_a_sentence() -> None:
     assert after.phase == "move" and after.cube == 1
 
 
-@pytest.mark.parametrize("args", [("--length", "3", "--beavers"), ("--raccoons",), ("--holland",),
+@pytest.mark.parametrize("args", [("--length", "3", "--beavers"), ("--no-beavers", "--raccoons"), ("--holland",),
                                   ("--length", "3", "--jacoby"), ("--length", "100")])
 def test_rule_options_that_cannot_apply(args: tuple[str, ...]) -> None:
     res = subprocess.run([sys.executable, "-m", "bgnet", "play", *args], input="", capture_output=True, text=True,
@@ -350,7 +352,7 @@ def test_rule_options_reach_the_game() -> None:
     from bgnet.cli.main import build_parser
 
     args = build_parser().parse_args(["play", "--beavers", "--raccoons", "--no-jacoby"])
-    assert (args.beavers, args.raccoons, args.jacoby, args.holland) == (True, True, False, False)
+    assert (args.beavers, args.raccoons, args.jacoby, args.holland) == (True, True, False, None)  # None: not given
     assert build_parser().parse_args(["play", "--length", "5", "--holland"]).holland
 
 

@@ -66,6 +66,19 @@ def test_hint_and_rollout_json_share_one_vocabulary() -> None:
         assert row_keys <= set(m) and row_keys <= set(h)
         assert m["position_id"] == h["position_id"] and set(m["probs"]) == set(h["probs"])
         assert all(type(m[k]) is type(h[k]) for k in row_keys - {"mwc"})
+    # bgnet moves names a play's afterstate as the hint does, from the mover and with the opponent on roll
+    listed = {m["move"]: m for m in json.loads(bgnet("moves", START_ID, "31", "--json").stdout)["moves"]}
+    for h in hint["moves"]:
+        assert listed[h["move"]]["position_id"] == h["position_id"]
+        assert listed[h["move"]]["position_id_opponent_on_roll"] == h["position_id_opponent_on_roll"]
+    assert not {"after_position_id", "next_position_id"} & set().union(*listed.values())
+    # every answer names its score and cube `match` and its cube rules `rules`, the cube decision too
+    cube = json.loads(bgnet("cube", START_ID, "--ply", "0", "--json").stdout)
+    for answer in (hint, roll, cube, cube["decision"]):
+        assert answer["match"]["match_length"] == 0 and answer["match"]["jacoby"] is True
+        assert answer["rules"] == hint["rules"] and set(answer["rules"]) == {"jacoby", "beavers", "raccoons",
+                                                                             "holland", "max_cube", "text"}
+    assert "state" not in cube["decision"]
 
 
 def test_rollout_text_in_gnubg_style_with_cubeful_equities() -> None:

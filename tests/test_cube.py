@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import time
 
 import numpy as np
 import pytest
 
 from bgnet.cube.decision import InvalidProbsError, cube_decision, cube_efficiency
-from bgnet.cube.match import MatchState
+from bgnet.cube.match import DEFAULT_MONEY_RULES, CubeRules, MatchState
 from bgnet.cube.met import default_met
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
@@ -217,7 +218,7 @@ def test_match_equities_are_normalised_like_gnubg() -> None:
 def test_output_forms() -> None:
     d = cube_decision(Probs(0.72, 0.2, 0.01, 0.1, 0.01), MatchState(7, 2, 4))
     data = json.loads(json.dumps(d.to_dict()))
-    assert data["action"] == d.action and data["probs"]["win"] == 0.72 and data["state"]["match_length"] == 7
+    assert data["action"] == d.action and data["probs"]["win"] == 0.72 and data["match"]["match_length"] == 7 and "state" not in data
     text = d.format()
     for words in ("Cubeless equity", "Cubeful equities", "No double", "Double, take", "Double, pass",
                   "Proper cube action: " + d.proper_cube_action):
@@ -320,10 +321,20 @@ def test_action_strings_and_beaver_fields_stay_stable() -> None:
 
 def test_every_cube_text_states_its_rules() -> None:
     text = cube_decision(gammonless(0.7), MatchState(jacoby=True, beavers=True)).format()
-    assert "Rules assumed: money game, Jacoby rule on, beavers allowed" in text
-    assert "Jacoby rule off, beavers not allowed" in cube_decision(gammonless(0.7), MONEY).format()
-    assert "post-Crawford" in cube_decision(gammonless(0.4), MatchState(5, 2, 4)).format()
-    assert cube_decision(gammonless(0.7), MONEY).to_dict()["rules"].startswith("money game")
+    assert "Rules assumed: money game, Jacoby rule on, beavers allowed, no raccoons" in text
+    assert "Jacoby rule off, no beavers" in cube_decision(gammonless(0.7), MONEY).format()
+    assert "post-Crawford, no Holland rule" in cube_decision(gammonless(0.4), MatchState(5, 2, 4)).format()
+    limited = cube_decision(gammonless(0.7), MatchState(rules=DEFAULT_MONEY_RULES.choose({"max_cube": 64}, True)))
+    assert "Rules assumed: money game, Jacoby rule on, beavers and raccoons allowed, cube limit 64" in limited.format()
+    rules = cube_decision(gammonless(0.7), MONEY).to_dict()["rules"]
+    assert rules == {"jacoby": False, "beavers": False, "raccoons": False, "holland": False, "max_cube": 0,
+                     "text": "money game, Jacoby rule off, no beavers"}
+
+
+def test_the_cube_limit_takes_the_double_away() -> None:
+    at_limit = MatchState(0, 0, 0, 4, "me", rules=CubeRules(max_cube=4))
+    assert not at_limit.may_double and replace(at_limit, rules=CubeRules(max_cube=8)).may_double
+    assert cube_decision(gammonless(0.8), at_limit).equity_double_take is None
 
 
 def test_matches_beyond_the_table_get_one_sentence() -> None:
@@ -346,10 +357,10 @@ def test_cli_cube_hint_defaults_to_gnubg_money_rules_and_says_so() -> None:
                               capture_output=True, text=True, cwd=root, timeout=300)
 
     out = run().stdout
-    assert "Rules assumed: money game, Jacoby rule on, beavers allowed" in out
+    assert "Rules assumed: money game, Jacoby rule on, beavers and raccoons allowed" in out
     assert "Proper cube action: No double, beaver" in out      # the opening: a double would be beavered
     off = run("--no-jacoby", "--no-beavers").stdout
-    assert "Rules assumed: money game, Jacoby rule off, beavers not allowed" in off
+    assert "Rules assumed: money game, Jacoby rule off, no beavers" in off
     bad = run("--match", "MAGgAAAAAAAE", "--jacoby")               # a 5-point match score
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
@@ -534,6 +545,7 @@ def test_the_beaver_answer_follows_the_cube_limit() -> None:
         assert d.response in ("beaver", "take")
 
 
-def test_to_dict_gives_the_state_flat() -> None:
+def test_to_dict_gives_the_state_flat_as_match() -> None:
     data = cube_decision(gammonless(0.6), MatchState(jacoby=True, beavers=True)).to_dict()
-    assert data["state"] == MatchState(jacoby=True, beavers=True).to_dict() and data["state"]["jacoby"] is True
+    assert data["match"] == MatchState(jacoby=True, beavers=True).to_dict() and data["match"]["jacoby"] is True
+    assert "state" not in data  # the shared name of docs/JSON.md

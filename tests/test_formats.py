@@ -213,7 +213,7 @@ def test_match_id_score_at_match_length_while_playing() -> None:
 
 
 def test_match_id_double_pending_with_dice() -> None:
-    with pytest.raises(FormatError, match="double is pending"):
+    with pytest.raises(FormatError, match="double is offered"):
         parse_match_id(_set_match_bits("cAkPAAAAAAAE", 12, 1, 1))
 
 

@@ -200,3 +200,71 @@ def test_beaver_and_raccoon_limits() -> None:
     assert rules.may_raccoon(1) and not rules.may_raccoon(2)
     assert not CubeRules().may_beaver(1) and not CubeRules(beavers=True).may_raccoon(1)
     assert CubeRules(beavers=True).may_beaver(1 << 20)  # no limit
+
+
+# -- the money defaults of the commands, and the rules a user chooses ---------------------------------------
+
+
+def test_the_money_defaults_are_gnubgs_and_a_match_drops_them() -> None:
+    from bgnet.cube.match import DEFAULT_MONEY_RULES
+
+    assert DEFAULT_MONEY_RULES == CubeRules(jacoby=True, beavers=True, raccoons=True)
+    assert DEFAULT_MONEY_RULES.for_play(True) == DEFAULT_MONEY_RULES
+    assert DEFAULT_MONEY_RULES.for_play(False) == CubeRules()
+    assert CubeRules(holland=True, max_cube=8).for_play(True) == CubeRules(max_cube=8)
+    assert MatchState() == MatchState(rules=CubeRules())  # the library's own default stays "no optional rule"
+
+
+@pytest.mark.parametrize("choices, money, want", [
+    ({}, True, dict(jacoby=True, beavers=True, raccoons=True)),
+    ({"jacoby": False, "raccoons": None}, True, dict(beavers=True, raccoons=True)),
+    ({"beavers": False}, True, dict(jacoby=True)),                      # no beavers: no raccoons
+    ({"max_cube": 16}, True, dict(jacoby=True, beavers=True, raccoons=True, max_cube=16)),
+    ({"jacoby": False, "beavers": False}, False, dict()),               # off where they cannot apply: fine
+    ({"holland": True}, False, dict(holland=True)),
+])
+def test_choices_switch_the_rules_by_name(choices: dict, money: bool, want: dict) -> None:
+    from bgnet.cube.match import DEFAULT_MONEY_RULES
+
+    assert DEFAULT_MONEY_RULES.choose(choices, money) == CubeRules(**want)
+
+
+@pytest.mark.parametrize("choices, money, words", [
+    ({"beavers": False, "raccoons": True}, True, "raccoons need beavers"),
+    ({"jacoby": True}, False, "apply only to money play"),
+    ({"holland": True}, True, "only to match play"),
+    ({"crawford": True}, True, "there is no cube rule 'crawford'"),
+])
+def test_choices_that_cannot_apply_are_refused(choices: dict, money: bool, words: str) -> None:
+    from bgnet.cube.match import DEFAULT_MONEY_RULES
+
+    with pytest.raises(InvalidCubeRulesError, match=words):
+        DEFAULT_MONEY_RULES.choose(choices, money)
+
+
+def test_the_rules_in_words() -> None:
+    assert CubeRules(jacoby=True, beavers=True, raccoons=True).describe(True) == (
+        "Jacoby rule on, beavers and raccoons allowed")
+    assert CubeRules(beavers=True, max_cube=8).describe(True) == "Jacoby rule off, beavers allowed, no raccoons, " \
+                                                                 "cube limit 8"
+    assert CubeRules().describe(True) == "Jacoby rule off, no beavers"
+    assert CubeRules(holland=True).describe(False) == "Holland rule" and CubeRules().describe(False) == "no Holland rule"
+
+
+def test_an_id_gives_the_rules_it_records_and_defaults_the_rest() -> None:
+    from bgnet.cube.match import DEFAULT_MONEY_RULES
+
+    jacoby_off = MatchState.from_match_id("cAkAAAAAAAAE", defaults=DEFAULT_MONEY_RULES)  # money, bit 66 set
+    assert jacoby_off.rules == CubeRules(beavers=True, raccoons=True)
+    assert MatchState.from_match_id("cAkAAAAAAAAE").rules == CubeRules()  # no defaults: only what the ID says
+    match = MatchState.from_match_id("MAHgAAAAAAAE", defaults=DEFAULT_MONEY_RULES)  # a 7-point match at 0-0
+    assert match.match_length == 7 and match.rules == CubeRules()
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:1:0:10"  # money, Jacoby on, no beavers
+    assert MatchState.from_xgid(xgid, defaults=DEFAULT_MONEY_RULES).rules == CubeRules(jacoby=True)
+    assert MatchState.from_xgid(xgid.replace(":0:0:1:0:10", ":0:0:3:0:10"),
+                                defaults=DEFAULT_MONEY_RULES).rules == DEFAULT_MONEY_RULES
+
+
+def test_the_cube_limit_ends_the_access_to_the_cube() -> None:
+    assert not MatchState(0, 0, 0, 8, "me", rules=CubeRules(max_cube=8)).may_double
+    assert MatchState(0, 0, 0, 4, "me", rules=CubeRules(max_cube=8)).may_double

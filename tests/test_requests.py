@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bgnet import BgnetError, CubeHint, MoveHints, Position, legal_moves
-from bgnet.app.answers import cube_of, hint_of, moves_of, position_and_state, with_money_rules
+from bgnet.app.answers import answer_state, cube_of, hint_of, moves_of, position_and_state
 from bgnet.app.requests import (DEFAULT_PLY, CubeRequest, HintRequest, MovesRequest, PositionRequest, RequestError,
                                 RolloutRequest)
 from bgnet.cli.main import build_parser
@@ -42,7 +42,10 @@ def even_odds(boards: np.ndarray) -> np.ndarray:
     (lambda: HintRequest(position=START_ID, cubeful=1), "--cubeful must be true or false"),
     (lambda: HintRequest(position=START_ID, dice=31), "the dice must be text"),
     (lambda: CubeRequest(position=START_ID, ply=MAX_PLY + 1), "--ply must be from 0"),
-    (lambda: CubeRequest(position=START_ID, jacoby="yes"), "--jacoby must be true or false"),
+    (lambda: CubeRequest(position=START_ID, rules={"jacoby": "yes"}), "--jacoby must be true or false"),
+    (lambda: CubeRequest(position=START_ID, rules={"max_cube": -2}), "--max-cube must be a whole number"),
+    (lambda: CubeRequest(position=START_ID, rules={"crawford": True}), "there is no cube rule 'crawford'"),
+    (lambda: CubeRequest(position=START_ID, rules=["jacoby"]), "must be given by name"),
     (lambda: CubeRequest(position=START_ID, match="cAkAAAAAAAAA", xgid=XGID_7PT_64), "--match or --xgid, not both"),
     (lambda: PositionRequest(position=None), "the position must be text"),
     (lambda: MovesRequest(position=START_ID, dice=None), "the dice must be text"),
@@ -75,10 +78,14 @@ def test_the_command_line_defaults_are_the_requests_defaults(command: str, reque
     (the depth left unset is the model's ``@ply``, else the request's default)."""
     from bgnet.app.answers import search_ply
 
-    args = vars(build_parser().parse_args([command, START_ID]))
+    from bgnet.cli.parser import cube_rule_choices
+
+    namespace = build_parser().parse_args([command, START_ID])
+    args = vars(namespace)
     fields = {f.name for f in dataclasses.fields(request_type)}
     assert args["ply"] is None and args["model"] is None
     args["ply"] = search_ply(args["model"], args["ply"])
+    args["rules"] = cube_rule_choices(namespace)
     assert request_type(**{k: v for k, v in args.items() if k in fields}) == request_type(position=START_ID)
     assert fields <= set(args) and request_type(position=START_ID).ply == DEFAULT_PLY
 
@@ -102,7 +109,9 @@ def test_hint_of_ranks_the_plays_of_the_dice_or_gives_the_cube_hint() -> None:
 
 def test_cube_of_uses_the_match_state_of_the_position() -> None:
     pos, hint = cube_of(CubeRequest(position=MATCH_POS, ply=0), even_odds)
-    assert pos == Position.start() and hint.to_dict()["decision"]["state"]["match_length"] == 7
+    answer = hint.to_dict()
+    assert pos == Position.start() and answer["decision"]["match"]["match_length"] == 7 == answer["match"]["match_length"]
+    assert answer["rules"]["text"] == "7-point match, Crawford rule, no Holland rule" and "state" not in answer["decision"]
 
 
 def test_the_score_and_cube_come_from_one_place() -> None:
@@ -115,12 +124,36 @@ def test_the_score_and_cube_come_from_one_place() -> None:
 
 
 def test_money_rules_default_to_gnubgs_and_refuse_a_match_score() -> None:
-    money = with_money_rules(CubeRequest(position=START_ID), None)
-    assert money.jacoby and money.beavers
-    assert not with_money_rules(CubeRequest(position=START_ID, jacoby=False), None).jacoby
-    request = CubeRequest(position=MATCH_POS, beavers=True)
-    with pytest.raises(RequestError, match="only to money play"):
-        with_money_rules(request, position_and_state(request)[1])
+    from bgnet.cube.match import DEFAULT_MONEY_RULES, CubeRules, InvalidCubeRulesError
+
+    assert answer_state(CubeRequest(position=START_ID), None).rules == DEFAULT_MONEY_RULES == CubeRules(
+        jacoby=True, beavers=True, raccoons=True)
+    chosen = answer_state(CubeRequest(position=START_ID, rules={"jacoby": False, "beavers": False}), None).rules
+    assert chosen == CubeRules()  # no beavers: no raccoons either
+    assert answer_state(CubeRequest(position=MATCH_POS, rules={"jacoby": False}),
+                        position_and_state(PositionRequest(position=MATCH_POS))[1]).rules == CubeRules()
+    request = CubeRequest(position=MATCH_POS, rules={"beavers": True})
+    with pytest.raises(InvalidCubeRulesError, match="only to money play"):
+        answer_state(request, position_and_state(request)[1])
+
+
+@pytest.mark.parametrize("position, choices, want", [
+    # a Match ID records the Jacoby rule (bit 66: cAkAAAAAAAAA says on, cAkAAAAAAAAE off) and nothing else
+    (START_ID + ":cAkAAAAAAAAA", {}, dict(jacoby=True, beavers=True, raccoons=True)),
+    (START_ID + ":cAkAAAAAAAAE", {}, dict(jacoby=False, beavers=True, raccoons=True)),
+    (START_ID + ":cAkAAAAAAAAE", {"jacoby": True}, dict(jacoby=True, beavers=True, raccoons=True)),  # a flag wins
+    # an XGID records the Jacoby rule (1) and beavers (2): raccoons go with beavers
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:3:0:10", {}, dict(jacoby=True, beavers=True, raccoons=True)),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10", {}, dict(jacoby=False, beavers=False, raccoons=False)),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:1:0:10", {"beavers": True}, dict(jacoby=True, beavers=True)),
+    (START_ID, {"raccoons": False, "max_cube": 8}, dict(jacoby=True, beavers=True, max_cube=8)),
+])
+def test_a_flag_wins_over_the_id_which_wins_over_the_money_defaults(position: str, choices: dict[str, object],
+                                                                   want: dict[str, object]) -> None:
+    from bgnet.cube.match import CubeRules
+
+    request = CubeRequest(position=position, rules=choices)
+    assert answer_state(request, position_and_state(request)[1]).rules == CubeRules(**want)
 
 
 # -- argparse stays in the front ends ------------------------------------------------------------------

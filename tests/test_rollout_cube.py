@@ -69,3 +69,20 @@ def test_the_rolled_out_cube_action_reads_the_three_lines() -> None:
     assert rolled_cube_action(0.5, 0.3, money)["proper_cube_action"] == "No double, take"
     owned = rolled_cube_action(0.5, None, MatchState(cube_value=2, cube_owner="me"))
     assert owned["action"] == "no double" and owned["proper_cube_action"].startswith("No redouble")
+
+
+def test_the_rolled_out_cube_action_beavers_where_the_rules_allow_it() -> None:
+    from bgnet.cube.decision import cube_decision
+    from bgnet.cube.match import DEFAULT_MONEY_RULES
+
+    beavers = MatchState(rules=DEFAULT_MONEY_RULES)
+    assert rolled_cube_action(0.1, -0.2, beavers)["proper_cube_action"] == "No double, beaver"
+    assert rolled_cube_action(0.1, -0.2, beavers)["response"] == "beaver"
+    assert rolled_cube_action(0.1, -0.2, MatchState())["proper_cube_action"] == "No double, take"
+    assert rolled_cube_action(-0.3, -0.2, beavers)["action"] == "no double"  # a beavered double is worth -0.4
+    assert rolled_cube_action(-0.3, -0.2, MatchState())["action"] == "double, take"  # a taken one -0.2
+    # the rule is cube_decision's: the same three equities give the same verdict
+    d = cube_decision([0.53, 0.15, 0.005, 0.12, 0.004], beavers)
+    assert d.equity_double_take is not None
+    assert rolled_cube_action(d.equity_no_double, d.equity_double_take, beavers)["proper_cube_action"] == \
+        d.proper_cube_action

@@ -267,7 +267,7 @@ def play_out(client: TestClient, length: int, seed: int, max_calls: int = 400) -
         elif a["phase"] == "roll":
             body = {"action": "roll"}
         else:
-            body = {"action": "move", "move": a["legal_moves"][-1]["after_position_id"]}
+            body = {"action": "move", "move": a["legal_moves"][-1]["position_id"]}
         res = client.post("/api/play", json=dict(body, state=a["state"]))
         assert res.status_code == 200, res.text
         answers.append(res.json())
@@ -282,7 +282,7 @@ def test_a_match_against_the_bot_follows_the_rules_and_replays_from_its_seed(cli
         assert 0 <= off_me <= 15 and 0 <= off_them <= 15
         if a["phase"] == "move" and a["turn"] == "you":
             assert a["legal_moves"], a
-            assert {m["after_position_id"] for m in a["legal_moves"]} == {
+            assert {m["position_id"] for m in a["legal_moves"]} == {
                 m.after.position_id() for m in legal_moves(Position.from_position_id(a["position_id"]), a["dice"])}
     final = answers[-1]
     assert final["match_over"] and max(final["score"].values()) >= 3
@@ -313,7 +313,7 @@ def test_bot_moves_are_its_best_plays(client: TestClient, engine: Engine) -> Non
         a = client.post("/api/play", json={"action": "move", "move": mine["move"], "state": a["state"]}).json()
         bot_moves = [e for e in a["events"] if e["action"] == "move" and e["who"] == "bgnet"]
         if bot_moves:
-            bot_pos = Position.from_position_id(mine["after_position_id"]).swap_sides()
+            bot_pos = Position.from_position_id(mine["position_id"]).swap_sides()
             roll = next(e["dice"] for e in a["events"] if e["action"] == "roll" and e["who"] == "bgnet")
             best = client.get("/api/hint", params={"position": bot_pos.position_id(), "dice": f"{roll[0]}{roll[1]}"}).json()
             assert bot_moves[0]["move"] == best["moves"][0]["move"]
@@ -337,6 +337,65 @@ def test_play_refuses_bad_actions_and_states(client: TestClient) -> None:
     forged["game"]["position_id"] = "garbage"
     refused(client.post("/api/play", json={"action": "roll", "state": forged}), 400)
     refused(client.post("/api/play", json={"action": "new", "length": 99}), 400)
+
+
+# -- the money rules: the CLI's defaults and flags, as query and JSON fields --------------------------------
+
+
+def test_rule_fields_are_the_clis_rule_flags(client: TestClient) -> None:
+    for params, flags in (({}, ()), ({"beavers": "false"}, ("--no-beavers",)),
+                          ({"jacoby": "false", "max_cube": "2"}, ("--no-jacoby", "--max-cube", "2"))):
+        served = client.get("/api/cube", params={"position": START_ID, **params}).json()
+        assert served == cli_json("cube", START_ID, "--ply", "0", *flags)
+        hint = client.get("/api/hint", params={"position": START_ID, "dice": "31", **params}).json()
+        assert hint["rules"] == served["rules"] and hint["match"] == served["match"]
+    assert served["rules"]["text"] == "money game, Jacoby rule off, beavers and raccoons allowed, cube limit 2"
+    assert served["decision"]["response"] == "take"  # a beaver would take the cube to 4, past the limit
+    assert client.get("/api/cube", params={"position": START_ID, "max_cube": 1}).json()["decision"][
+        "equity_double_take"] is None  # a cube limit of 1: no double at all
+    rolled = client.post("/api/rollout", json={"position": START_ID, "trials": 36, "truncate": 2,
+                                               "beavers": False}).json()
+    assert rolled["rules"]["text"] == "money game, Jacoby rule on, no beavers"
+    assert rolled["decision"]["proper_cube_action"] == "No double, take"
+    assert "only to money play" in refused(client.get("/api/cube", params={"position": MATCH_POS, "jacoby": "true"}),
+                                           400)
+    assert "max_cube" in refused(client.get("/api/cube", params={"position": START_ID, "max_cube": "-1"}), 422)
+    documented = {q["name"] for q in client.get("/openapi.json").json()["paths"]["/api/cube"]["get"]["parameters"]}
+    assert {"jacoby", "beavers", "raccoons", "max_cube"} <= documented and "holland" not in documented
+
+
+def first_turn_before_the_roll(client: TestClient, **rules: Any) -> dict[str, Any]:
+    """A new money game against bgnet whose first answer waits for the player's roll (bgnet opened)."""
+    for seed in range(40):
+        a = client.post("/api/play", json={"action": "new", "length": 0, "seed": seed, **rules}).json()
+        if a["phase"] == "roll" and a["turn"] == "you":
+            return a
+    raise AssertionError("no seed below 40 lets bgnet open")
+
+
+def test_games_against_bgnet_use_the_money_defaults_and_beavers(client: TestClient) -> None:
+    a = first_turn_before_the_roll(client)
+    assert a["rules"]["text"] == "money game, Jacoby rule on, beavers and raccoons allowed"
+    assert a["state"]["rules"] == {"jacoby": True, "beavers": True, "raccoons": True, "holland": False, "max_cube": 0}
+    assert a["may_double"] and not a["may_beaver"] and not a["may_raccoon"]
+    # a double in the opening is worth less than nothing to the doubler: bgnet beavers, and the player may raccoon
+    b = client.post("/api/play", json={"action": "double", "state": a["state"]}).json()
+    assert [e["action"] for e in b["events"]][-1] == "beaver" and b["phase"] == "beavered" and b["may_raccoon"]
+    assert b["cube"] == {"value": 4, "owner": "bgnet"} and b["turn"] == "you"
+    c = client.post("/api/play", json={"action": "raccoon", "state": b["state"]}).json()
+    assert c["cube"] == {"value": 8, "owner": "you"} and c["phase"] == "move" and c["turn"] == "you"
+    # without beavers the same double is taken, and a state sent back keeps its game's rules
+    a = first_turn_before_the_roll(client, beavers=False)
+    assert a["rules"]["text"] == "money game, Jacoby rule on, no beavers"
+    b = client.post("/api/play", json={"action": "double", "state": a["state"]}).json()
+    assert [e["action"] for e in b["events"]][:2] == ["double", "take"] and b["cube"]["value"] == 2
+    assert b["rules"] == a["rules"]
+    refused(client.post("/api/play", json={"action": "beaver", "state": b["state"]}), 409)
+    refused(client.post("/api/play", json={"action": "new", "length": 3, "jacoby": True}), 400)
+    forged = json.loads(json.dumps(a["state"]))
+    forged["rules"] = {"jacoby": True}
+    assert "rules should name each cube rule" in refused(
+        client.post("/api/play", json={"action": "roll", "state": forged}), 400)
 
 
 # -- threads -----------------------------------------------------------------------------------

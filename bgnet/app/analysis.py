@@ -250,7 +250,9 @@ def _decision_dict(d: Decision) -> dict[str, Any]:
     out["loss"] = round(d.loss, 6)
     out["equity"] = round(d.equity, 6)
     out["luck"] = round(d.luck, 6)
-    out["alternatives"] = [dict(asdict(a), equity=round(a.equity, 6)) for a in d.alternatives]
+    key = "move" if d.kind == "move" else "action"  # the names of every --json: a play's move, a cube action
+    out["alternatives"] = [{"rank": a.rank, key: a.choice, "equity": round(a.equity, 6), "ply": a.ply,
+                            "played": a.played} for a in d.alternatives]
     return out
 
 

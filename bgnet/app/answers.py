@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from bgnet.app.requests import (DEFAULT_PLY, CubeRequest, HintRequest, MovesRequest, PositionRequest, RequestError,
-                                RolloutRequest, SearchRequest)
+                                RolloutRequest)
 
 if TYPE_CHECKING:  # heavy or unused at run time: imported inside the functions
     import numpy as np
@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # heavy or unused at run time: imported inside the functions
 
 
 def moves_to_dict(pos: Position, dice: tuple[int, int], moves: Sequence[Move]) -> dict[str, object]:
-    """The JSON object of ``bgnet moves --json`` (also served by ``bgnet serve``'s ``/api/moves``)."""
+    """The JSON object of ``bgnet moves --json`` (also served by ``bgnet serve``'s ``/api/moves``): each play's
+    afterstate is its ``position_id`` (seen from the mover) and ``position_id_opponent_on_roll``, as in a hint."""
     return {
         "position_id": pos.position_id(),
         "dice": list(dice),
@@ -35,8 +36,8 @@ def moves_to_dict(pos: Position, dice: tuple[int, int], moves: Sequence[Move]) -
             {
                 "move": m.text,
                 "steps": [list(s) for s in m.steps],
-                "after_position_id": m.after.position_id() if m.after is not None else None,
-                "next_position_id": m.after.swap_sides().position_id() if m.after is not None else None,
+                "position_id": m.after.position_id() if m.after is not None else None,
+                "position_id_opponent_on_roll": m.after.swap_sides().position_id() if m.after is not None else None,
             }
             for m in moves
         ],
@@ -96,36 +97,25 @@ def given_dice(text: str | None, id_dice: tuple[int, int] | None) -> tuple[int, 
     return dice
 
 
-def with_money_rules(request: SearchRequest, state: MatchState | None) -> MatchState:
-    """The money rules of the answer: gnubg's defaults (Jacoby on, beavers allowed), the ID's, or the request's."""
-    from bgnet.cube.match import CubeRules, MatchState
+def answer_state(request: PositionRequest, state: MatchState | None) -> MatchState:
+    """The score, cube and rules an answer assumes: ``state`` (from the ID; None: money, cube centred) with the
+    rules the request chose. Rules precede in this order: a rule the request chooses (a flag, an API field), then
+    what the ID records (a Match ID the Jacoby rule, an XGID the Jacoby rule and beavers), then
+    ``DEFAULT_MONEY_RULES``, GNU Backgammon's money defaults (``docs/CUBE.md``)."""
+    from bgnet.cube.match import DEFAULT_MONEY_RULES, MatchState
 
-    if state is not None and not state.is_money:
-        if request.jacoby is not None or request.beavers is not None:
-            raise RequestError("--jacoby and --beavers apply only to money play, not to a match score")
-        return state
-    if state is None:
-        state = MatchState(rules=CubeRules(jacoby=True, beavers=True))
-    elif not is_xgid_source(request):  # a Match ID carries the Jacoby rule but not beavers
-        state = replace(state, rules=replace(state.rules, beavers=True))
-    rules = state.rules
-    jacoby = rules.jacoby if request.jacoby is None else request.jacoby
-    beavers = rules.beavers if request.beavers is None else request.beavers
-    return replace(state, rules=replace(rules, jacoby=jacoby, beavers=beavers, raccoons=rules.raccoons and beavers))
-
-
-def is_xgid_source(request: PositionRequest) -> bool:
-    """Whether the score and cube come from an XGID (which records the beaver rule) rather than a Match ID."""
-    text = request.position.strip()
-    return bool(request.xgid) or text.upper().startswith("XGID=") or text.count(":") >= 9
+    state = state or MatchState(rules=DEFAULT_MONEY_RULES)
+    rules = state.rules.choose(request.rules, state.is_money)
+    return state if rules == state.rules else replace(state, rules=rules)
 
 
 def position_and_state(request: PositionRequest) -> tuple[Position, MatchState | None, tuple[int, int] | None]:
-    """The position, the match state (from an XGID, "PositionID:MatchID", --match or --xgid) and the dice they hold."""
+    """The position, the match state (from an XGID, "PositionID:MatchID", --match or --xgid; None when none is
+    given) with the rules the ID does not record from the money defaults, and the dice the IDs hold."""
     from bgnet.core.formats import is_xgid as written_as_xgid
     from bgnet.core.formats import parse_match_id, parse_xgid
     from bgnet.core.position import Position
-    from bgnet.cube.match import MatchState
+    from bgnet.cube.match import DEFAULT_MONEY_RULES, MatchState
 
     text = request.position.strip()
     pos = Position.parse(text)
@@ -136,11 +126,11 @@ def position_and_state(request: PositionRequest) -> tuple[Position, MatchState |
     state, dice = None, None
     if is_xgid or request.xgid:
         xgid = text if is_xgid else str(request.xgid)
-        state = MatchState.from_xgid(xgid)
+        state = MatchState.from_xgid(xgid, defaults=DEFAULT_MONEY_RULES)
         dice = parse_xgid(xgid).dice
     elif match_id or request.match:
         mid = match_id or str(request.match)
-        state = MatchState.from_match_id(mid)
+        state = MatchState.from_match_id(mid, defaults=DEFAULT_MONEY_RULES)
         dice = parse_match_id(mid).dice
     if pos.is_game_over():
         raise RequestError(GAME_OVER)
@@ -186,10 +176,9 @@ def hint_of(request: HintRequest,
 
     pos, state, id_dice = position_and_state(request)
     dice = given_dice(request.dice, id_dice)
+    state = answer_state(request, state)
     if dice is None:
-        return pos, cube_hint(probs_fn, pos, with_money_rules(request, state), ply=request.ply)
-    if request.cubeful or request.jacoby is not None or request.beavers is not None:
-        state = with_money_rules(request, state)
+        return pos, cube_hint(probs_fn, pos, state, ply=request.ply)
     return pos, move_hint(probs_fn, pos, dice, ply=request.ply, state=state, top=request.top, cubeful=request.cubeful)
 
 
@@ -198,15 +187,21 @@ def cube_of(request: CubeRequest, probs_fn: Callable[[np.ndarray], np.ndarray]) 
     from bgnet.play.hint import cube_hint
 
     pos, state, _dice = position_and_state(request)
-    return pos, cube_hint(probs_fn, pos, with_money_rules(request, state), ply=request.ply)
+    return pos, cube_hint(probs_fn, pos, answer_state(request, state), ply=request.ply)
+
+
+def rollout_request_parts(request: RolloutRequest) -> tuple[Position, tuple[int, int] | None, MatchState]:
+    """The position, the dice (None: the cube decision is rolled out) and the state a rollout of ``request`` plays
+    (``bgnet rollout``, ``/api/rollout``)."""
+    pos, state, id_dice = position_and_state(request)
+    return pos, given_dice(request.dice, id_dice), answer_state(request, state)
 
 
 def rollout_of(request: RolloutRequest, probs_fn: Callable[[np.ndarray], np.ndarray]) -> RolloutResult:
     """The rollout ``request`` asks for, run here with the net ``probs_fn`` (``/api/rollout``)."""
     from bgnet.sim.rollout import rollout
 
-    pos, state, id_dice = position_and_state(request)
-    dice = given_dice(request.dice, id_dice)
+    pos, dice, state = rollout_request_parts(request)
     plays = None if request.plays is None else list(request.plays)
     return rollout(probs_fn, pos, dice, plays=plays, trials=request.trials, truncate=request.truncate, ply=request.ply,
                    cubeful=request.cubeful, state=state, seed=request.seed)

@@ -10,9 +10,11 @@ request is answered: those errors come from the parsers that own the formats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Mapping
 
 from bgnet.core.errors import BgnetError
+from bgnet.cube.match import CubeRules
 
 DEFAULT_PLY = 2
 """Search depth of ``bgnet hint`` and ``bgnet cube`` when none is asked (about a second)."""
@@ -67,6 +69,9 @@ class PositionRequest:
     """gnubg Match ID with the score and cube, when ``position`` carries none (None: money, cube centred)."""
     xgid: str | None = None
     """An XGID whose score and cube to use, when ``position`` carries none."""
+    rules: Mapping[str, bool | int | None] = field(default_factory=dict, hash=False)
+    """Cube rules chosen by name (``{"jacoby": False}``; None: not chosen). They win over what the ID records,
+    which wins over the money defaults (``bgnet.cube.match.DEFAULT_MONEY_RULES``)."""
 
     def __post_init__(self) -> None:
         _check_text(self.position, "the position", optional=False)
@@ -74,6 +79,23 @@ class PositionRequest:
         _check_text(self.xgid, "--xgid")
         if self.match is not None and self.xgid is not None:
             raise RequestError("give the score and cube once: --match or --xgid, not both")
+        check_rule_choices(self.rules)
+
+
+def check_rule_choices(choices: object) -> Mapping[str, bool | int | None]:
+    """``choices`` when it maps cube rule names to a value of the rule's type (or None), else a RequestError."""
+    kinds = {f.name: f.type for f in fields(CubeRules)}
+    if not isinstance(choices, Mapping):
+        raise RequestError(f"the cube rules must be given by name, got {choices!r}")
+    for name, value in choices.items():
+        flag = "--" + str(name).replace("_", "-")
+        if name not in kinds:
+            raise RequestError(f"there is no cube rule {name!r}; the rules are {', '.join(kinds)}")
+        if kinds[name] in ("bool", bool):
+            _check_flag(value, flag, optional=True)
+        elif value is not None and (not _whole(value) or value < 0):
+            raise RequestError(f"{flag} must be a whole number of at least 0, got {value!r}")
+    return choices
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,19 +114,13 @@ class MovesRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class SearchRequest(PositionRequest):
-    """A position searched at a depth, with the money rules the answer assumes."""
+    """A position searched at a depth."""
 
-    jacoby: bool | None = None
-    """Money play: gammons count single until the cube is turned (None: on, or as the ID says)."""
-    beavers: bool | None = None
-    """Money play: a doubled player may beaver (None: allowed, or as an XGID says)."""
     ply: int = DEFAULT_PLY
     """Search depth: 0 (the net alone) up to ``bgnet.play.search.MAX_PLY``."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_flag(self.jacoby, "--jacoby", optional=True)
-        _check_flag(self.beavers, "--beavers", optional=True)
         check_ply(self.ply)
 
 

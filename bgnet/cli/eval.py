@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from bgnet.cli.parser import EXIT_USAGE, CliError, Parser, add_backend_arguments, run_command
+from bgnet.cli.parser import (EXIT_USAGE, CliError, Parser, add_backend_arguments, add_cube_rule_arguments,
+                              cube_rule_choices, run_command)
+from bgnet.cube.match import DEFAULT_MONEY_RULES
 from bgnet.play.game import Rules
 from bgnet.sim.duel import DuelResult
 
@@ -76,11 +78,9 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--money", action="store_true", help="money play (the default)")
     mode.add_argument("--match", type=_positive, metavar="LENGTH", help="play matches to LENGTH points (with the cube)")
-    p.add_argument("--cubeful", action="store_true", help="money play with the doubling cube (default: cubeless)")
-    p.add_argument("--jacoby", action="store_true", help="cubeful money: the Jacoby rule")
-    p.add_argument("--beavers", action="store_true", help="cubeful money: allow beavers")
-    p.add_argument("--raccoons", action="store_true", help="cubeful money: allow raccoons (implies --beavers)")
-    p.add_argument("--holland", action="store_true", help="matches: the Holland rule post-Crawford")
+    p.add_argument("--cubeful", action="store_true",
+                   help="money play with the doubling cube (default: cubeless, where no cube rule applies)")
+    add_cube_rule_arguments(p)
     p.add_argument("--workers", type=_positive, default=None,
                    help="worker processes, or Ray tasks in flight (default 1; with --backend ray every CPU of the "
                         "cluster); results do not depend on it")
@@ -94,31 +94,26 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
 
 
 def _rules(args: argparse.Namespace) -> Rules | None:
-    """The Rules the options ask for; None for cubeless money. EvalUsageError for contradictory options."""
-    money_cube = args.jacoby or args.beavers or args.raccoons
-    if args.match:
-        if money_cube:
-            raise EvalUsageError("--jacoby, --beavers and --raccoons apply only to money play, not to --match")
-        return Rules(match_length=args.match, holland=args.holland)
-    if args.holland:
-        raise EvalUsageError("--holland applies only to match play (--match LENGTH)")
-    if not args.cubeful:
-        if money_cube:
-            raise EvalUsageError("--jacoby, --beavers and --raccoons need --cubeful")
+    """The Rules the options ask for (the money defaults of every command, then the rule flags); None for cubeless
+    money. EvalUsageError for contradictory options."""
+    choices = cube_rule_choices(args)
+    if not args.match and not args.cubeful:
+        if choices:
+            raise EvalUsageError(f"--{next(iter(choices)).replace('_', '-')} needs the cube: --cubeful or --match")
         return None
-    return Rules(jacoby=args.jacoby, beavers=args.beavers or args.raccoons, raccoons=args.raccoons)
+    money = not args.match
+    return Rules(match_length=args.match or 0, cube_rules=DEFAULT_MONEY_RULES.choose(choices, money))
 
 
 def _mode(rules: Rules | None) -> str:
-    """Short description of the contest."""
+    """Short description of the contest, with the cube rules it used."""
+    from bgnet.cube.decision import rules_text
+    from bgnet.cube.match import MatchState
+
     if rules is None:
         return "cubeless money"
-    cube = rules.cube_rules
-    if rules.is_money:
-        extras = [n for n, on in (("Jacoby", cube.jacoby), ("beavers", cube.beavers), ("raccoons", cube.raccoons))
-                  if on]
-        return "cubeful money" + (f" ({', '.join(extras)})" if extras else "")
-    return f"{rules.match_length}-point matches" + (" (Holland rule)" if cube.holland else "")
+    text = rules_text(MatchState(rules.match_length, rules=rules.cube_rules))
+    return ("cubeful " + text) if rules.is_money else text.replace("-point match,", "-point matches,", 1)
 
 
 def _duel(a: str, b: str, args: argparse.Namespace, rules: Rules | None) -> tuple[DuelResult, dict[str, Any]]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from bgnet.app.requests import DEFAULT_PLY, CubeRequest, HintRequest, MovesRequest, check_ply, check_seed
 from bgnet.cli.analyze import add_analyze_arguments, run_analyze  # stdlib-only: the analysis loads in run_analyze
-from bgnet.cli.parser import PROG, CliError, Parser, run_command
+from bgnet.cli.parser import PROG, CliError, Parser, add_cube_rule_arguments, cube_rule_choices, run_command
 from bgnet.cli.rollout import add_rollout_arguments, run_rollout  # stdlib-only: the rollout loads in run_rollout
 from bgnet.serve.cli import add_serve_arguments, run_serve  # stdlib-only module: the web stack loads in run_serve
 
@@ -84,13 +84,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="SPEC", default=None, help=MODEL_HELP + " (default: default)")
 
 
-def add_money_rule_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--jacoby/--no-jacoby`` and ``--beavers/--no-beavers`` for money positions (defaults as gnubg: both on)."""
-    parser.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=None,
-                        help="money play: gammons count single until the cube is turned "
-                             "(default: on, or as the ID says)")
-    parser.add_argument("--beavers", action=argparse.BooleanOptionalAction, default=None,
-                        help="money play: a doubled player may beaver (default: allowed, or as an XGID says)")
+DECISION_SKIPS = ("holland",)
+"""Cube rules that mean nothing to one decision (the Holland rule counts the rolls of a whole game)."""
 
 
 def add_match_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +116,7 @@ def add_hint_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dice", metavar="DICE", nargs="?", default=None,
                         help="the roll, e.g. 31 or 3-1; without it (and no dice in an XGID) the cube hint")
     add_match_arguments(parser)
-    add_money_rule_arguments(parser)
+    add_cube_rule_arguments(parser, skip=DECISION_SKIPS)
     add_engine_arguments(parser)
     parser.add_argument("--top", type=int, default=None, metavar="N", help="show only the best N plays")
     equity = parser.add_mutually_exclusive_group()
@@ -138,8 +133,8 @@ def run_hint(args: argparse.Namespace) -> int:
     from bgnet.app.answers import hint_of, load_probs_fn, search_ply
 
     request = HintRequest(position=args.position, dice=args.dice, match=args.match, xgid=args.xgid,
-                          jacoby=args.jacoby, beavers=args.beavers, ply=search_ply(args.model, args.ply),
-                          top=args.top, cubeful=args.cubeful)
+                          rules=cube_rule_choices(args), ply=search_ply(args.model, args.ply), top=args.top,
+                          cubeful=args.cubeful)
     pos, hint = hint_of(request, load_probs_fn(args.model))
     _print_hint(pos, hint, args.json)
     return 0
@@ -153,18 +148,18 @@ def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", metavar="POSITION",
                         help="a gnubg Position ID (optionally PositionID:MatchID) or an XGID")
     add_match_arguments(parser)
-    add_money_rule_arguments(parser)
+    add_cube_rule_arguments(parser, skip=DECISION_SKIPS)
     add_engine_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
 def run_cube(args: argparse.Namespace) -> int:
     """Print the cube decision of the side on roll with its equities and take point."""
-    from bgnet.app.answers import cube_of, load_probs_fn, position_and_state, search_ply, with_money_rules
+    from bgnet.app.answers import answer_state, cube_of, load_probs_fn, position_and_state, search_ply
 
-    request = CubeRequest(position=args.position, match=args.match, xgid=args.xgid, jacoby=args.jacoby,
-                          beavers=args.beavers, ply=search_ply(args.model, args.ply))
-    with_money_rules(request, position_and_state(request)[1])  # a bad position is refused before the net loads
+    request = CubeRequest(position=args.position, match=args.match, xgid=args.xgid, rules=cube_rule_choices(args),
+                          ply=search_ply(args.model, args.ply))
+    answer_state(request, position_and_state(request)[1])  # a bad position or rule is refused before the net loads
     pos, hint = cube_of(request, load_probs_fn(args.model))
     _print_hint(pos, hint, args.json)
     return 0
@@ -188,13 +183,7 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save", metavar="FILE", default=None,
                         help="write the games to FILE (.mat, or .sgf by the suffix) for GNU Backgammon, XG or "
                              "bgnet analyze")
-    parser.add_argument("--jacoby", action=argparse.BooleanOptionalAction, default=False,
-                        help="money game: gammons count single until the cube is turned (default: off)")
-    parser.add_argument("--beavers", action="store_true", help="money game: a doubled player may beaver")
-    parser.add_argument("--raccoons", action="store_true",
-                        help="money game: a beavered doubler may raccoon (needs --beavers)")
-    parser.add_argument("--holland", action="store_true",
-                        help="match: post-Crawford the trailer may not double until both sides have rolled twice")
+    add_cube_rule_arguments(parser)
     parser.epilog = "Exit status: 0 when the game ends or you type quit; 1 when the input ends first (game unfinished)."
 
 
@@ -208,11 +197,12 @@ def run_play(args: argparse.Namespace) -> int:
     if args.seed is not None:
         check_seed(args.seed)
     from bgnet.cli.play import play_session
+    from bgnet.cube.match import DEFAULT_MONEY_RULES
     from bgnet.play.agents import load_agent
     from bgnet.play.game import Rules
 
-    rules = Rules(match_length=args.length, jacoby=args.jacoby, beavers=args.beavers, raccoons=args.raccoons,
-                  holland=args.holland)
+    money = args.length == 0
+    rules = Rules(match_length=args.length, cube_rules=DEFAULT_MONEY_RULES.choose(cube_rule_choices(args), money))
     bot = load_agent(args.model or "default", ply)
     return play_session(bot, length=args.length, seed=args.seed, inp=sys.stdin, out=sys.stdout,
                         probs_fn=probs_fn_of(bot), ply=ply, rules=rules, save=args.save)
@@ -283,8 +273,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw and raw[0] in PASSTHROUGH:
         return _run_passthrough(raw[0], raw[1:])
     args = build_parser().parse_args(raw)
+    from bgnet.core.first_run import compile_notice  # imports numba, which every subcommand's run needs
+
     try:
-        return run_command(PROG, lambda: args.run(args))
+        with compile_notice(PROG):  # a cold start says that numba is compiling, on stderr
+            return run_command(PROG, lambda: args.run(args))
     except BrokenPipeError:  # e.g. `bgnet moves ... | head`
         sys.stderr.close()
         return 0

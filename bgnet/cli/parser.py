@@ -1,13 +1,16 @@
-"""The argparse pieces every ``bgnet`` front end shares: the one-sentence usage error, the backend flags,
-and the rule that only a ``BgnetError`` becomes a one-sentence error (anything else is a bug with its traceback)."""
+"""The argparse pieces every ``bgnet`` front end shares: the one-sentence usage error, the backend flags, the
+cube rule flags, and the rule that only a ``BgnetError`` becomes a one-sentence error (anything else is a bug with
+its traceback)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, NoReturn
+from dataclasses import fields
+from typing import Callable, Collection, NoReturn
 
 from bgnet.core.errors import BgnetError
+from bgnet.cube.match import DEFAULT_MONEY_RULES, MATCH, CubeRules
 from bgnet.sim.backends import BACKENDS
 
 PROG = "bgnet"
@@ -55,3 +58,32 @@ def add_backend_arguments(parser: argparse.ArgumentParser, workers_flag: bool = 
     parser.add_argument("--ray-address", metavar="ADDRESS", default=None, help=helps["ray_address"])
     if workers_flag:
         parser.add_argument("--workers", type=int, default=None, help=helps["workers"])
+
+
+RULES_HELP = ("Money play assumes GNU Backgammon's defaults: " + DEFAULT_MONEY_RULES.describe(True)
+              + ". A rule a Match ID or XGID records (a Match ID the Jacoby rule, an XGID the Jacoby rule and "
+              "beavers) wins over the default; a flag wins over both.")
+"""The description of the cube rule flags in every command's help."""
+
+
+def add_cube_rule_arguments(parser: argparse.ArgumentParser, skip: Collection[str] = ()) -> None:
+    """Declare one flag per ``CubeRules`` field (``--jacoby/--no-jacoby``, ..., ``--max-cube N``), each None unless
+    given; ``skip`` names rules that mean nothing to the command. ``cube_rule_choices`` reads them back."""
+    group = parser.add_argument_group("cube rules", RULES_HELP)
+    for f in fields(CubeRules):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        default = getattr(DEFAULT_MONEY_RULES, f.name)
+        if f.type in ("bool", bool):
+            where = "" if f.metadata["play"] == MATCH else " for money"
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                               help=f"{f.metadata['help']} (default{where}: {'on' if default else 'off'})")
+        else:
+            group.add_argument(flag, type=int, default=None, metavar="N", help=f"{f.metadata['help']}")
+
+
+def cube_rule_choices(args: argparse.Namespace) -> dict[str, bool | int]:
+    """The cube rules given as flags (``add_cube_rule_arguments``), by name; the rules not given are left out."""
+    chosen = {f.name: getattr(args, f.name, None) for f in fields(CubeRules)}
+    return {name: value for name, value in chosen.items() if value is not None}

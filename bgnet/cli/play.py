@@ -27,6 +27,7 @@ from bgnet.play import game as g
 from bgnet.play.agents import Agent
 from bgnet.core.movegen import high_first, legal_moves
 from bgnet.core.rules import Result, roll_opening
+from bgnet.cube.match import DEFAULT_MONEY_RULES, MatchState
 from bgnet.io.formats import write_match
 from bgnet.io.recorder import MatchRecorder
 from bgnet.play.search import ProbsFn
@@ -275,8 +276,11 @@ class Session:
 
     def run(self) -> int:
         """Play a money game, or a match to its end; returns the exit status (0, or ``EXIT_INPUT_ENDED``)."""
+        from bgnet.cube.decision import rules_text
+
         match = g.Match(self.rules)
         self.say("You are X, the bot is O. " + HELP)
+        self.say(f"Rules: {rules_text(MatchState(self.rules.match_length, rules=self.rules.cube_rules))}.")
         try:
             while True:
                 game = self.play_game(match)
@@ -308,14 +312,15 @@ def play_session(bot: Agent, *, length: int = 0, seed: int | None = None, inp: T
                  rules: g.Rules | None = None, save: str | None = None, err: TextIO | None = None) -> int:
     """Play a money game (``length`` 0) or a ``length``-point match against ``bot``; returns the exit status.
 
-    ``rules`` (Jacoby, beavers, raccoons, Holland) replaces ``length`` when given; ``save`` writes the games
+    ``rules`` (Jacoby, beavers, raccoons, Holland) replaces ``length`` when given (default: ``length`` with the
+    money defaults of every command, ``DEFAULT_MONEY_RULES``, for a money game); ``save`` writes the games
     played (also after ``quit`` or the end of the input) to a ``.mat`` or ``.sgf`` file. When the input ends
     first, one sentence goes to ``err`` (default stderr) and the status is ``EXIT_INPUT_ENDED``.
     """
     if length < 0:
         raise g.GameRuleError(f"the match length must be 0 (a money game) or more, got {length}")
     if rules is None:
-        rules = g.Rules(match_length=length)
+        rules = g.Rules(match_length=length, cube_rules=DEFAULT_MONEY_RULES.for_play(length == 0))
     if rules.match_length:
         from bgnet.cube.met import default_met
 

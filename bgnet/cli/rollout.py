@@ -10,7 +10,8 @@ import argparse
 import json
 import sys
 
-from bgnet.cli.parser import EXIT_INTERRUPTED, CliError, add_backend_arguments
+from bgnet.cli.parser import (EXIT_INTERRUPTED, CliError, add_backend_arguments, add_cube_rule_arguments,
+                              cube_rule_choices)
 
 
 def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +35,7 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
                              "roll first with the cube as given (always on without dice)")
     parser.add_argument("--match", metavar="MATCHID", default=None,
                         help="gnubg Match ID with the score and cube (default: money, cube centred)")
+    add_cube_rule_arguments(parser, skip=("holland",))  # the Holland rule counts the rolls of a whole game
     parser.add_argument("--seed", type=int, default=0, metavar="S",
                         help="dice seed (default 0); same seed, same numbers")
     parser.add_argument("--luck", action=argparse.BooleanOptionalAction, default=True,
@@ -58,53 +60,27 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
-def _position_state_dice(text: str, match: str | None) -> tuple[object, object, tuple[int, int] | None]:
-    """The position, the match state (from an XGID, "PositionID:MatchID" or --match) and any dice the IDs hold."""
-    from bgnet.core.formats import is_xgid, parse_match_id, parse_xgid
-    from bgnet.cube.match import MatchState
-    from bgnet.core.position import Position
-
-    text = text.strip()
-    pos = Position.parse(text)
-    xgid = is_xgid(text)
-    match_id = text.split(":", 1)[1].strip() if ":" in text and not xgid else None
-    if (xgid or match_id) and match:
-        raise CliError("POSITION already gives the score and cube, so --match cannot be used with it")
-    state, dice = None, None
-    if xgid:
-        state, dice = MatchState.from_xgid(text), parse_xgid(text).dice
-    elif match_id or match:
-        mid = match_id or match or ""
-        state, dice = MatchState.from_match_id(mid), parse_match_id(mid).dice
-    return pos, state, (dice if dice and dice != (0, 0) else None)
-
-
 def run_rollout(args: argparse.Namespace) -> int:
     """Roll out and print the result (text in GNU Backgammon's style, or JSON, ``docs/JSON.md``).
 
     Ctrl-C stops within about a second and prints the result of the trials done, marked partial, with exit
     status 130 (128 + SIGINT); before any trial has finished it prints one line and gives 130 too.
     """
-    if args.trials < 1:
-        raise CliError(f"--trials must be at least 1, got {args.trials}")
-    if args.ply not in (0, 1):
-        raise CliError(f"--ply must be 0 or 1 in rollouts, got {args.ply}")
-    if args.truncate is not None and args.truncate < 0:
-        raise CliError(f"--truncate must be 0 or more plies, got {args.truncate}")
     if args.chunk_size < 1:
         raise CliError(f"--chunk-size must be at least 1, got {args.chunk_size}")
     if args.workers < 1:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
-    from bgnet.app.answers import given_dice
-    from bgnet.app.requests import check_seed
+    from bgnet.app.answers import rollout_request_parts
+    from bgnet.app.requests import RolloutRequest
     from bgnet.play.agents import checkpoint_path
 
-    check_seed(args.seed)
+    request = RolloutRequest(position=args.position, dice=args.dice, match=args.match, rules=cube_rule_choices(args),
+                             plays=None if args.plays is None else tuple(args.plays), trials=args.trials,
+                             truncate=args.truncate, ply=args.ply, cubeful=args.cubeful, seed=args.seed)
+    pos, dice, state = rollout_request_parts(request)
     from bgnet.nets.fastnet import load_numpy_net
     from bgnet.sim.rollout import RolloutSettings, rollout, thread_map
 
-    pos, state, id_dice = _position_state_dice(args.position, args.match)
-    dice = given_dice(args.dice, id_dice)
     settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
                                quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
                                chunk_size=args.chunk_size)
@@ -115,8 +91,8 @@ def run_rollout(args: argparse.Namespace) -> int:
     backend = (make_backend(args.backend, args.workers if args.workers > 1 else None, args.ray_address)
                if args.backend == "ray" or args.ray_address else None)
     try:
-        result = rollout(probs_fn, pos, dice, plays=args.plays,  # type: ignore[arg-type]
-                         settings=settings, seed=args.seed, cubeful=args.cubeful, state=state,  # type: ignore[arg-type]
+        result = rollout(probs_fn, pos, dice, plays=args.plays, settings=settings, seed=args.seed,
+                         cubeful=args.cubeful, state=state,
                          map_fn=thread_map(args.workers) if args.workers > 1 and backend is None else None,
                          backend=backend, progress=not args.no_progress and not args.json and sys.stderr.isatty())
     except KeyboardInterrupt:

@@ -333,7 +333,7 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
     offsets = np.empty(n_pos + 1, np.int64)
     b = np.empty(26, np.int8)
     steps = np.zeros(8, np.int8)
-    total = 0
+    total = np.int64(0)  # gen_one's argument types as gen_single passes them: one compiled gen_one for both
     for i in range(n_pos):
         if total + MAX_PER_POSITION > cap:
             new_cap = cap * 2
@@ -347,7 +347,8 @@ def gen_batch(boards, dice, tk1, tk2, tst, genbox):
             nd[:total] = out_d[:total]
             out_b, out_s, out_n, out_d, cap = nb, ns, nn, nd, new_cap
         offsets[i] = total
-        total += gen_one(boards[i], dice[i, 0], dice[i, 1], out_b, out_s, out_n, out_d, total, tk1, tk2, tst, genbox, b, steps)
+        total += gen_one(boards[i], np.int64(dice[i, 0]), np.int64(dice[i, 1]), out_b, out_s, out_n, out_d, total,
+                         tk1, tk2, tst, genbox, b, steps)
     offsets[n_pos] = total
     return out_b[:total], out_s[:total], out_n[:total], offsets
 
@@ -365,7 +366,8 @@ def gen_single(board, d1, d2, out_b, out_s, out_n, out_d, b, steps, tk1, tk2, ts
 
     ``out_d[i] >> 3`` is play i's hit mask: bit p set when a blot was hit on point p.
     """
-    return gen_one(board, d1, d2, out_b, out_s, out_n, out_d, 0, tk1, tk2, tst, genbox, b, steps)
+    return gen_one(board, np.int64(d1), np.int64(d2), out_b, out_s, out_n, out_d, np.int64(0), tk1, tk2, tst, genbox,
+                   b, steps)
 
 
 @njit(cache=True, nogil=True)

@@ -188,6 +188,16 @@ class MatchIdFields:
     """Raw bit 66: True when the Jacoby rule is not in use (meaningful in money play only)."""
 
 
+
+def _check_dice(source: str, dice: tuple[int, int], double_offered: bool, sep: str) -> None:
+    """Dice of a Match ID or an XGID: two values 1..6, or 0 and 0 for not rolled, and not rolled while a double is
+    offered (``sep`` joins the two dice as the format writes them)."""
+    d1, d2 = dice
+    if (d1, d2) != (0, 0) and not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+        raise FormatError(f"{source}: the dice {d1}{sep}{d2} are not two values 1..6 (or 0{sep}0 for not rolled)")
+    if double_offered and (d1, d2) != (0, 0):
+        raise FormatError(f"{source}: a double is offered but the dice {d1}{sep}{d2} are already rolled")
+
 def _check_match_fields(f: MatchIdFields, source: str) -> None:
     """Reject field values a Match ID cannot hold or a game cannot reach."""
     cv = f.cube_value
@@ -204,11 +214,7 @@ def _check_match_fields(f: MatchIdFields, source: str) -> None:
         raise FormatError(f"{source}: the resignation level {f.resignation!r} must be 0..3")
     if len(f.dice) != 2:
         raise FormatError(f"{source}: the dice must be a pair, not {f.dice!r}")
-    d1, d2 = f.dice
-    if (d1, d2) != (0, 0) and not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        raise FormatError(f"{source}: the dice {d1}-{d2} are not two values 1..6 (or 0-0 for not rolled)")
-    if f.double_offered and (d1, d2) != (0, 0):
-        raise FormatError(f"{source}: a double is pending but the dice {d1}-{d2} are already rolled")
+    _check_dice(source, f.dice, f.double_offered, "-")
     for name, v in (("match length", f.match_length), ("score of player 0", f.score[0]), ("score of player 1", f.score[1])):
         if not 0 <= v <= _MAX_15BIT:
             raise FormatError(f"{source}: the {name} {v!r} must be 0..{_MAX_15BIT}")
@@ -341,11 +347,7 @@ def _check_xgid_numbers(f: XgidFields, source: str) -> None:
         raise FormatError(f"{source}: the cube position {f.cube_position} must be 1 (bottom), -1 (top) or 0 (centred)")
     if f.turn not in (-1, 1):
         raise FormatError(f"{source}: the turn {f.turn} must be 1 (bottom) or -1 (top)")
-    d1, d2 = f.dice
-    if (d1, d2) != (0, 0) and not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        raise FormatError(f"{source}: the dice {d1}{d2} are not two values 1..6 (or 00 for not rolled)")
-    if f.double_offered and (d1, d2) != (0, 0):
-        raise FormatError(f"{source}: a double is offered but the dice {d1}{d2} are rolled")
+    _check_dice(source, f.dice, f.double_offered, "")
     if f.match_length < 0 or f.score_bottom < 0 or f.score_top < 0 or f.max_cube < 0:
         raise FormatError(f"{source}: scores, match length and max cube must not be negative")
     if not 0 <= f.rules <= 3 or (f.match_length and f.rules > 1):

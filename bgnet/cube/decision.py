@@ -107,8 +107,9 @@ class CubeDecision:
         """A JSON-ready dict of every field (probabilities and state as nested dicts)."""
         d = asdict(self)
         d["probs"] = self.probs.to_dict()
-        d["state"] = self.state.to_dict()
-        d["rules"] = rules_text(self.state)
+        del d["state"]
+        d["match"] = self.state.to_dict()
+        d["rules"] = rules_dict(self.state)
         return d
 
     def format(self) -> str:
@@ -144,14 +145,18 @@ class CubeDecision:
 
 
 def rules_text(state: MatchState) -> str:
-    """The cube rules a decision assumed, in words (for the header of every cube hint)."""
-    rules = state.rules
+    """The kind of play and the cube rules a state assumes, in words, as every command prints them:
+    "money game, Jacoby rule on, beavers and raccoons allowed", "5-point match, post-Crawford, no Holland rule"."""
     if state.is_money:
-        return (f"money game, Jacoby rule {'on' if rules.jacoby else 'off'}, "
-                f"beavers {'allowed' if rules.beavers else 'not allowed'}"
-                + (", raccoons allowed" if rules.raccoons else ""))
+        return "money game, " + state.rules.describe(True)
     tag = "Crawford game" if state.crawford else ("post-Crawford" if state.post_crawford else "Crawford rule")
-    return f"{state.match_length}-point match, {tag}" + (", Holland rule" if rules.holland else "")
+    return f"{state.match_length}-point match, {tag}, " + state.rules.describe(False)
+
+
+def rules_dict(state: MatchState) -> dict[str, object]:
+    """The JSON ``rules`` object of every answer: each cube rule by name (``max_cube`` 0: no limit) and ``text``,
+    the words of ``rules_text``."""
+    return {**asdict(state.rules), "text": rules_text(state)}
 
 
 # -- position kinds and cube efficiency ------------------------------------------------
@@ -381,8 +386,9 @@ def mwc_from_equity(equity: float, won: float, lost: float) -> float:
     return lost + 0.5 * (equity + 1.0) * (won - lost)
 
 
-def _response(dt: float, dp: float, state: MatchState) -> tuple[Response, float]:
-    """The taker's best answer to a double and what the double is then worth to the doubler."""
+def best_response(dt: float, dp: float, state: MatchState) -> tuple[Response, float]:
+    """The taker's best answer to a double and what the double is then worth to the doubler, from the doubler's
+    double/take and double/pass equities (a beaver where the rules allow it and the take is not worse than 0)."""
     if dt >= dp:
         return "pass", dp
     if dt <= 0.0 and state.rules.may_beaver(state.cube_value):
@@ -499,7 +505,7 @@ class _Core(NamedTuple):
     def choice(self, mwc_dt: float, mwc_dp: float) -> tuple[Action, str, Response]:
         """The action, its text and the response from the MWC of the three lines."""
         nd, dt, dp = self.norm(self.mwc_nd), self.norm(mwc_dt), self.norm(mwc_dp)
-        response, double_value = _response(dt, dp, self.state)
+        response, double_value = best_response(dt, dp, self.state)
         action, text = choose_action(nd, dp, double_value, response, self.state.cube_owner == "me", self.gammons)
         return action, text, response
 

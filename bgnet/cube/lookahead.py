@@ -13,7 +13,7 @@ import numpy as np
 
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.cube.decision import (CubeDecision, InvalidProbsError, choose_action, _response,
+from bgnet.cube.decision import (CubeDecision, InvalidProbsError, choose_action, best_response,
                                  cube_decision, mwc_from_equity, normalised_equity, outcome_values, OutcomeValues)
 from bgnet.cube.match import CubeOwner, MatchState
 from bgnet.cube.met import MatchEquityTable
@@ -57,7 +57,7 @@ def lookahead_decision(probs: Probs | Sequence[float], state: MatchState, positi
         nd = min(nd, d.equity_double_pass)  # Jacoby: playing on cannot beat the cash (docs/CUBE.md)
     dt = d.equity_double_take + exchange.value(1) - mean.equity_double_take
     dp = d.equity_double_pass
-    response, double_value = _response(dt, dp, state)
+    response, double_value = best_response(dt, dp, state)
     action, text = choose_action(nd, dp, double_value, response, d.is_redouble, d.probs.win_gammon > 0.0)
     mwc_nd = mwc_dt = None
     if not state.is_money:

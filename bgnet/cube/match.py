@@ -10,8 +10,8 @@ too (``bgnet.play.game.Rules``): a new cube rule is one new field of ``CubeRules
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, ClassVar, Literal
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, ClassVar, Literal, Mapping
 
 from bgnet.core.errors import BgnetError
 
@@ -27,19 +27,34 @@ class InvalidCubeRulesError(InvalidMatchStateError):
     """Cube rules that cannot apply: raccoons without beavers, the Jacoby rule in a match, ..."""
 
 
+MONEY, MATCH, BOTH = "money", "match", "both"
+"""Where a cube rule can apply (``CubeRules`` field metadata ``"play"``)."""
+
+
+def _rule(default: bool | int, play: str, help: str) -> Any:
+    """A ``CubeRules`` field: its default, where it can apply and the one-line help of its flag (``bgnet.cli``)."""
+    return field(default=default, metadata={"play": play, "help": help})
+
+
 @dataclass(frozen=True)
 class CubeRules:
-    """Which optional cube rules apply; each is off by default."""
+    """Which optional cube rules apply; each is off by default (the commands' money defaults: ``DEFAULT_MONEY_RULES``).
 
-    jacoby: bool = False
+    Each field's metadata says where the rule can apply (``"play"``: money, match or both) and the help of the
+    flag every command builds from it (``bgnet.cli.parser.add_cube_rule_arguments``): a new rule is one field here.
+    """
+
+    jacoby: bool = _rule(False, MONEY, "money: gammons and backgammons count single while the cube is centred")
     """Money only: gammons and backgammons count single while the cube is centred."""
-    beavers: bool = False
+    beavers: bool = _rule(False, MONEY, "money: a doubled player may redouble at once (beaver) and keep the cube")
     """Money only: a player who is doubled may redouble at once and keep the cube."""
-    raccoons: bool = False
+    raccoons: bool = _rule(False, MONEY, "money: after a beaver the doubler may redouble again (raccoon); "
+                                         "needs beavers")
     """Money only (needs beavers): after a beaver the doubler may redouble again at once and keep the cube."""
-    holland: bool = False
+    holland: bool = _rule(False, MATCH, "match: post-Crawford the trailer may not double until each side has "
+                                        "rolled twice")
     """Match only: post-Crawford the trailer may not double until each side has rolled twice."""
-    max_cube: int = 0
+    max_cube: int = _rule(0, BOTH, "the highest value the cube may reach by a double, beaver or raccoon (0: no limit)")
     """Highest value a double, beaver or raccoon may take the cube to (0: no limit)."""
 
     def __post_init__(self) -> None:
@@ -59,6 +74,43 @@ class CubeRules:
         if not money and (self.jacoby or self.beavers or self.raccoons):
             raise InvalidCubeRulesError("the Jacoby rule, beavers and raccoons apply only to money play")
 
+    def for_play(self, money: bool) -> "CubeRules":
+        """These rules less those that cannot apply to money play (``money``) or to a match."""
+        off = MATCH if money else MONEY
+        defaults: dict[str, Any] = {f.name: f.default for f in fields(self) if f.metadata["play"] == off}
+        return replace(self, **defaults)
+
+    def choose(self, choices: Mapping[str, bool | int | None], money: bool) -> "CubeRules":
+        """These rules with the rules a user chose by name switched (None: as these rules have it).
+
+        The one place where flags and API fields become rules: turning beavers off turns raccoons off unless
+        they are chosen too; a rule chosen on where it cannot apply (the Jacoby rule in a match) is an
+        InvalidCubeRulesError, one chosen off there is simply off.
+        """
+        given: dict[str, Any] = {name: value for name, value in choices.items() if value is not None}
+        unknown = [name for name in given if name not in RULE_NAMES]
+        if unknown:
+            raise InvalidCubeRulesError(f"there is no cube rule {unknown[0]!r}; the rules are {', '.join(RULE_NAMES)}")
+        rules = self.for_play(money)
+        if given.get("beavers") is False and "raccoons" not in given:
+            given["raccoons"] = False
+        if given.get("raccoons") is True and "beavers" not in given:
+            given["beavers"] = True
+        chosen = replace(rules, **given)
+        chosen.check_play(money)
+        return chosen
+
+    def describe(self, money: bool) -> str:
+        """The rules in words, as every command prints them: "Jacoby rule on, beavers and raccoons allowed" (money),
+        "no Holland rule" (a match), with ", cube limit 8" when there is one."""
+        if money:
+            text = (f"Jacoby rule {'on' if self.jacoby else 'off'}, "
+                    + ("beavers and raccoons allowed" if self.raccoons
+                       else "beavers allowed, no raccoons" if self.beavers else "no beavers"))
+        else:
+            text = "Holland rule" if self.holland else "no Holland rule"
+        return text + (f", cube limit {self.max_cube}" if self.max_cube else "")
+
     def allows_cube(self, value: int) -> bool:
         """Whether the cube may reach ``value`` (within ``max_cube``)."""
         return not self.max_cube or value <= self.max_cube
@@ -75,7 +127,11 @@ class CubeRules:
 RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CubeRules))
 """The names of the cube rules, in field order."""
 NO_CUBE_RULES = CubeRules()
-"""Every optional cube rule off."""
+"""Every optional cube rule off (the library's default, and self-play's)."""
+DEFAULT_MONEY_RULES = CubeRules(jacoby=True, beavers=True, raccoons=True)
+"""The money rules every command and the HTTP API assume unless told otherwise: GNU Backgammon's defaults for
+new money sessions (the Jacoby rule, beavers and raccoons; no cube limit). A match uses ``for_play(False)`` of
+it: no optional rule."""
 
 
 class HoldsCubeRules:
@@ -228,8 +284,9 @@ class MatchState(HoldsCubeRules):
 
     @property
     def may_double(self) -> bool:
-        """Whether the side on roll has access to the cube (owns it or it is centred, and not Crawford)."""
-        return self.cube_owner != "opponent" and not self.crawford
+        """Whether the side on roll has access to the cube (owns it or it is centred, not Crawford, within the
+        cube limit)."""
+        return self.cube_owner != "opponent" and not self.crawford and self.rules.allows_cube(2 * self.cube_value)
 
     def swap_sides(self) -> "MatchState":
         """The same state seen by the opponent."""
@@ -239,11 +296,12 @@ class MatchState(HoldsCubeRules):
 
     # -- construction from IDs ----------------------------------------------
     @classmethod
-    def from_match_id(cls, match_id: str, *, beavers: bool = False) -> "MatchState":
+    def from_match_id(cls, match_id: str, *, beavers: bool = False,
+                      defaults: CubeRules = NO_CUBE_RULES) -> "MatchState":
         """State from a gnubg Match ID, seen by its dice owner (the player on roll or the doubler).
 
-        The Match ID does not record beavers, so pass them in; the Jacoby rule is read
-        from bit 66 in money play (old IDs carry 0 there and so read as Jacoby on).
+        The Match ID records the Jacoby rule (bit 66, money play; old IDs carry 0 there and so read as Jacoby on)
+        and no other rule: those come from ``defaults`` (as far as they apply), beavers also from ``beavers``.
         """
         from bgnet.core.formats import parse_match_id
 
@@ -256,13 +314,20 @@ class MatchState(HoldsCubeRules):
         score = tuple(f.score)
         length = int(f.match_length)
         money = length == 0
+        rules = defaults.for_play(money)
+        if money:
+            rules = replace(rules, jacoby=not f.jacoby_off, beavers=rules.beavers or bool(beavers))
         return cls(match_length=length, score_me=int(score[me]), score_opp=int(score[1 - me]),
                    cube_value=int(f.cube_value), cube_owner=owner, crawford=bool(f.crawford) and not money,
-                   rules=CubeRules(jacoby=money and not f.jacoby_off, beavers=money and bool(beavers)))
+                   rules=rules)
 
     @classmethod
-    def from_xgid(cls, xgid: str) -> "MatchState":
-        """State from an XGID, seen by its turn player (the player on roll or the doubler)."""
+    def from_xgid(cls, xgid: str, *, defaults: CubeRules = NO_CUBE_RULES) -> "MatchState":
+        """State from an XGID, seen by its turn player (the player on roll or the doubler).
+
+        In money play the XGID records the Jacoby rule and beavers (raccoons only with beavers); the rules it
+        does not record come from ``defaults`` (as far as they apply).
+        """
         from bgnet.core.formats import parse_xgid
 
         f = parse_xgid(xgid)
@@ -274,11 +339,15 @@ class MatchState(HoldsCubeRules):
         else:
             score_me, score_opp = int(f.score_top), int(f.score_bottom)
         length = int(f.match_length)
-        rules = int(f.rules)
+        recorded = int(f.rules)
+        rules = defaults.for_play(length == 0)
         if length == 0:
+            beavers = bool(recorded & 2)
             return cls(0, score_me, score_opp, 1 << int(f.cube_log2), owner,
-                       rules=CubeRules(jacoby=bool(rules & 1), beavers=bool(rules & 2)))
-        return cls(length, score_me, score_opp, 1 << int(f.cube_log2), owner, crawford=bool(rules & 1))
+                       rules=replace(rules, jacoby=bool(recorded & 1), beavers=beavers,
+                                     raccoons=rules.raccoons and beavers))
+        return cls(length, score_me, score_opp, 1 << int(f.cube_log2), owner, crawford=bool(recorded & 1),
+                   rules=rules)
 
     def __str__(self) -> str:
         cube = "centred" if self.cube_owner == "centred" else f"{self.cube_value}, owned by {self.cube_owner}"

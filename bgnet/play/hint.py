@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from bgnet.cube.decision import CubeDecision, cube_decision
+from bgnet.cube.decision import CubeDecision, cube_decision, rules_dict, rules_text
 from bgnet.play.cube_search import searched_decision
 from bgnet.core.errors import BgnetError
 from bgnet.cube.match import MatchState
@@ -114,6 +114,7 @@ class MoveHints:
             "dice": list(self.dice),
             "ply": self.ply,
             "match": None if self.state is None else self.state.to_dict(),
+            "rules": None if self.state is None else rules_dict(self.state),
             "equity": ("cubeful " if self.cubeful else "cubeless ")
                       + ("money" if self.state is None or self.state.is_money else "normalised at the match score"),
             "legal_plays": self.legal_plays,
@@ -125,6 +126,8 @@ class MoveHints:
         where = "money game" if self.state is None else str(self.state)
         lines = [f"Position ID {self.position_id}, dice {roll_text(self.dice)}, {where}: "
                  f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, {self._kind} {self.ply}-ply"]
+        if self.state is not None:
+            lines.append(f"Rules assumed: {rules_text(self.state)}")
         width = max(len(m.text or "(no play)") for m in self.moves)
         for m in self.moves:
             diff = "" if m.rank == 1 else f" ({m.diff:+.3f})"
@@ -148,9 +151,11 @@ class CubeHint:
     decision: CubeDecision
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict with the decision's fields nested under ``decision``."""
-        return {"position_id": self.position_id, "ply": self.ply, "action": self.decision.action,
-                "decision": self.decision.to_dict()}
+        """A JSON-ready dict with the decision's fields nested under ``decision`` (its ``match`` and ``rules`` also
+        at the top, as in every answer)."""
+        decision = self.decision.to_dict()
+        return {"position_id": self.position_id, "ply": self.ply, "match": decision["match"],
+                "rules": decision["rules"], "action": self.decision.action, "decision": decision}
 
     def format(self) -> str:
         """GNU Backgammon-style cube analysis, naming the evaluation depth."""

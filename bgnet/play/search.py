@@ -30,7 +30,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from bgnet.core import _game_kernels as gk
-from bgnet.nets.bearoff import DatabaseEvaluator, exact_probs
+from bgnet.nets.bearoff import DatabaseEvaluator, exact_probs, is_bearoff
 from bgnet.core.errors import BgnetError
 from bgnet.cube.match import MatchState
 from bgnet.core.movegen import afterstate_boards, generate_plays, legal_moves, parse_dice, swap_sides_batch
@@ -219,10 +219,10 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
         return _leaf64(evaluator, boards)
     out, done = finished_games(boards)
     if isinstance(evaluator, DatabaseEvaluator):  # pure bear-offs are exact at any depth: no search below them
-        known, probs = exact_probs(boards)
-        known &= ~done
-        out[known] = probs[known]
-        done |= known
+        known = is_bearoff(boards) & ~done  # the database is loaded (or built) only once a bear-off is asked
+        if known.any():
+            out[known] = exact_probs(boards[known])[1]
+            done |= known
     live = np.flatnonzero(~done)
     if len(live) == 0:
         return out

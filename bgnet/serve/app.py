@@ -14,18 +14,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, Awaitable, Callable, MutableMapping
+from typing import Annotated, Any, Awaitable, Callable, MutableMapping, cast
 
 from fastapi import FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
 from bgnet.core.errors import BgnetError
+from bgnet.cube.match import DEFAULT_MONEY_RULES, CubeRules
 from bgnet.serve.engine import ApiError, Engine, ServeConfig
 
 STATIC = Path(__file__).with_name("static")
@@ -128,7 +130,35 @@ class Lanes:
         return await to_thread.run_sync(fn, *args, limiter=self.limiters[min(max(ply, 0), 2)])
 
 
-class RolloutRequest(BaseModel):
+def rule_fields(skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One optional field per ``CubeRules`` field (``jacoby``, ..., ``max_cube``): the API's twin of the command
+    line's rule flags (``bgnet.cli.parser.add_cube_rule_arguments``); None: the ID's rule or the money default."""
+    out: dict[str, Any] = {}
+    for f in fields(CubeRules):
+        if f.name in skip:
+            continue
+        if f.type in ("bool", bool):
+            default = "on" if getattr(DEFAULT_MONEY_RULES, f.name) else "off"
+            out[f.name] = (bool | None, Field(None, description=f"{f.metadata['help']} (default for money: {default})"))
+        else:
+            out[f.name] = (int | None, Field(None, ge=0, description=f.metadata["help"]))
+    return out
+
+
+DECISION_SKIPS = ("holland",)
+"""Cube rules that mean nothing to one decision (the Holland rule counts the rolls of a whole game)."""
+DecisionRules = create_model("DecisionRules", **rule_fields(DECISION_SKIPS))
+"""The cube rules a hint, a cube decision or a rollout takes, as query or JSON fields."""
+GameRules = create_model("GameRules", **rule_fields())
+"""The cube rules of a game against bgnet (with ``new``)."""
+
+
+def chosen_rules(model: BaseModel | None) -> dict[str, Any]:
+    """The rules a request chose, by name (those left out: the ID's or the money defaults)."""
+    return {} if model is None else model.model_dump(exclude_none=True)
+
+
+class _RolloutRequest(BaseModel):
     """A small rollout: of the position (cube decision) or, with dice, of each play."""
 
     position: str = Field(description="Position ID, PositionID:MatchID or XGID")
@@ -141,7 +171,11 @@ class RolloutRequest(BaseModel):
     seed: int = Field(0, ge=0, description="the same seed gives the same result")
 
 
-class PlayRequest(BaseModel):
+RolloutRequest = create_model("RolloutRequest", __base__=_RolloutRequest, __doc__=_RolloutRequest.__doc__,
+                              **rule_fields(DECISION_SKIPS))
+
+
+class _PlayRequest(BaseModel):
     """One action in a game against bgnet; send back the ``state`` of the previous answer."""
 
     action: str = Field(description="new, roll, double, take, pass, move or next")
@@ -149,6 +183,9 @@ class PlayRequest(BaseModel):
     move: str | None = Field(None, description="for 'move': the play's text (24/18 13/11) or its afterstate Position ID")
     length: int = Field(0, ge=0, description="for 'new': match length, 0 for a money game")
     seed: int | None = Field(None, ge=0, description="for 'new': dice seed (default random); the same seed replays the same dice")
+
+
+PlayRequest = create_model("PlayRequest", __base__=_PlayRequest, __doc__=_PlayRequest.__doc__, **rule_fields())
 
 
 def create_app(config: ServeConfig = ServeConfig(), engine: Engine | None = None, warm: bool = True) -> FastAPI:
@@ -226,26 +263,31 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Engine | None = None
     async def hint(position: str = pos_q,
              dice: str | None = Query(None, description="the roll; without it (and no dice in the ID) the cube hint", max_length=8),
              ply: int = ply_q, cubeful: bool = Query(False, description="rank plays by cubeful equity"),
-             top: int | None = Query(None, ge=1, description="only the best N plays")) -> JSONResponse:
+             top: int | None = Query(None, ge=1, description="only the best N plays"),
+             rules: Annotated[DecisionRules, Query()] = None) -> JSONResponse:  # type: ignore[valid-type,assignment]
         """Ranked plays with equities and chances, as ``bgnet hint --json`` (plus each play's steps)."""
-        return JSONResponse(await lanes.run(ply, engine.hint, position, dice, ply, cubeful, top))
+        return JSONResponse(await lanes.run(ply, engine.hint, position, dice, ply, cubeful, top, chosen_rules(rules)))
 
     @app.get("/api/cube", tags=["hints"])
-    async def cube(position: str = pos_q, ply: int = ply_q) -> JSONResponse:
+    async def cube(position: str = pos_q, ply: int = ply_q,
+                   rules: Annotated[DecisionRules, Query()] = None) -> JSONResponse:  # type: ignore[valid-type,assignment]
         """The cube decision of the side on roll, as ``bgnet cube --json``."""
-        return JSONResponse(await lanes.run(ply, engine.cube, position, ply))
+        return JSONResponse(await lanes.run(ply, engine.cube, position, ply, chosen_rules(rules)))
 
     @app.post("/api/play", tags=["play"])
-    async def play(request: PlayRequest) -> JSONResponse:
+    async def play(request: PlayRequest) -> JSONResponse:  # type: ignore[valid-type]
         """One action of the player in a game against bgnet; bgnet answers and acts until it is the player's turn."""
-        return JSONResponse(await lanes.run(config.play_ply, engine.play, request.model_dump()))
+        body = cast(BaseModel, request).model_dump()
+        body["rules"] = chosen_rules(GameRules(**{k: body.pop(k) for k in GameRules.model_fields}))
+        return JSONResponse(await lanes.run(config.play_ply, engine.play, body))
 
     @app.post("/api/rollout", tags=["hints"])
-    async def rollout(request: RolloutRequest) -> JSONResponse:
+    async def rollout(request: RolloutRequest) -> JSONResponse:  # type: ignore[valid-type]
         """A small rollout (the server caps the trials); refused with 429 while other deep work runs."""
-        r = request
+        r = cast(_RolloutRequest, request)
+        rules = chosen_rules(DecisionRules(**{k: getattr(request, k) for k in DecisionRules.model_fields}))
         return JSONResponse(await lanes.run(2, engine.rollout, r.position, r.dice, r.trials, r.truncate, r.ply,
-                                            r.cubeful, r.seed, r.plays))
+                                            r.cubeful, r.seed, r.plays, rules))
 
     @app.post("/api/analyze", tags=["analysis"])
     async def analyze(file: UploadFile = File(..., description="a .mat or .sgf match file"),

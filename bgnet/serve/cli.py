@@ -53,7 +53,10 @@ def run_serve(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
     if args.workers == 1:
-        app = create_app(config)
+        from bgnet.core.first_run import compile_notice
+
+        with compile_notice("bgnet serve"):  # a cold start says that numba is compiling, on stderr
+            app = create_app(config)
         print(f"bgnet serve: net loaded in {time.perf_counter() - started:.2f} s; open {url} (Ctrl-C stops)",
               file=sys.stderr, flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -20,19 +20,20 @@ from __future__ import annotations
 import contextlib
 import secrets
 import threading
-from dataclasses import dataclass
-from typing import Any, Iterator, cast
+from dataclasses import asdict, dataclass
+from typing import Any, Iterator, Mapping, cast
 
 import numpy as np
 
 from bgnet.play import game as g
 from bgnet.core.blas import limit_blas_threads
 from bgnet.app.answers import cube_of, hint_of, moves_of, moves_to_dict, position_and_state, rollout_of
-from bgnet.app.requests import CubeRequest, HintRequest, MovesRequest, PositionRequest, RolloutRequest
-from bgnet.cube.decision import cube_decision
+from bgnet.app.requests import (CubeRequest, HintRequest, MovesRequest, PositionRequest, RolloutRequest,
+                                check_rule_choices)
+from bgnet.cube.decision import cube_decision, rules_dict
 from bgnet.core.errors import BgnetError
 from bgnet.play.hint import MoveHints, cube_hint, move_hint
-from bgnet.cube.match import MatchState
+from bgnet.cube.match import DEFAULT_MONEY_RULES, RULE_NAMES, CubeRules, MatchState
 from bgnet.core.movegen import legal_moves, roll_text
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
@@ -184,15 +185,16 @@ class Engine:
         return moves_to_dict(pos, d, moves)
 
     def hint(self, text: str, dice: str | None = None, ply: int = 0, cubeful: bool = False,
-             top: int | None = None) -> dict[str, Any]:
+             top: int | None = None, rules: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Ranked plays (with dice, from the request or the ID) or the cube hint, as ``bgnet hint --json``.
 
         Each ranked play also carries ``steps``, its one-die (from, to) steps in
-        the mover's numbering, so that a client can draw it.
+        the mover's numbering, so that a client can draw it. ``rules``: cube rules chosen by name.
         """
         _parse(text)
         ply = self.check_ply(ply)
-        request = HintRequest(position=text, dice=dice or None, ply=ply, cubeful=cubeful, top=top)
+        request = HintRequest(position=text, dice=dice or None, ply=ply, cubeful=cubeful, top=top,
+                              rules=dict(rules or {}))
         with self.work(deep=ply >= 2):
             _pos, hint = hint_of(request, self.probs_fn)
         out = hint.to_dict()
@@ -201,16 +203,17 @@ class Engine:
                 row["steps"] = [list(s) for s in m.move.steps]
         return out
 
-    def cube(self, text: str, ply: int = 0) -> dict[str, Any]:
-        """The cube decision of the side on roll, as ``bgnet cube --json``."""
+    def cube(self, text: str, ply: int = 0, rules: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The cube decision of the side on roll, as ``bgnet cube --json`` (``rules``: cube rules chosen by name)."""
         _parse(text)
         ply = self.check_ply(ply)
-        request = CubeRequest(position=text, ply=ply)
+        request = CubeRequest(position=text, ply=ply, rules=dict(rules or {}))
         with self.work(deep=ply >= 2):
             return cube_of(request, self.probs_fn)[1].to_dict()
 
     def rollout(self, text: str, dice: str | None, trials: int, truncate: int | None, ply: int,
-                cubeful: bool, seed: int, plays: list[str] | None = None) -> dict[str, Any]:
+                cubeful: bool, seed: int, plays: list[str] | None = None,
+                rules: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """A small rollout of the plays of ``dice`` (or, without dice, of the cube decision), as ``bgnet rollout --json``
         (``docs/JSON.md``). Not interruptible once started: ``rollout_max_trials`` bounds its time, and its memory
         is that of one chunk of trials whatever the count."""
@@ -220,7 +223,8 @@ class Engine:
             raise ApiError(400, "plays must list from 1 to 10 plays")
         _parse(text)
         request = RolloutRequest(position=text, dice=dice or None, plays=None if plays is None else tuple(plays),
-                                 trials=trials, truncate=truncate, ply=ply, cubeful=cubeful, seed=seed)
+                                 trials=trials, truncate=truncate, ply=ply, cubeful=cubeful, seed=seed,
+                                 rules=dict(rules or {}))
         with self.work(deep=True):
             result = rollout_of(request, self.probs_fn)
         return result.to_dict()
@@ -258,7 +262,9 @@ class Engine:
                     seed = secrets.randbelow(2**31)
                 if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
                     raise ApiError(400, "seed must be a non-negative whole number")
-                table = _Table(g.Match(g.Rules(match_length=length)), None, seed, 0, [])
+                choices = check_rule_choices(request.get("rules") or {})
+                rules = g.Rules(match_length=length, cube_rules=DEFAULT_MONEY_RULES.choose(choices, length == 0))
+                table = _Table(g.Match(rules), None, seed, 0, [])
                 table.start_game()
             else:
                 table = _Table.from_json(request.get("state"))
@@ -277,15 +283,23 @@ class Engine:
         return cube_decision(probs, state, pos).action.startswith("double")
 
     def bot_answer(self, pos: Position, state: MatchState) -> str:
-        """bgnet's answer to the double of the side on roll in ``pos`` ("take" or "pass"; no beavers here)."""
+        """bgnet's answer to the double of the side on roll in ``pos``: "take", "pass" or (where the rules allow it)
+        "beaver"."""
         probs = evaluate_position(self.probs_fn, pos, self.config.play_ply, state=state)
-        return "pass" if cube_decision(probs, state, pos).response == "pass" else "take"
+        return cube_decision(probs, state, pos).response or "take"
+
+    def bot_raccoons(self, pos: Position, state: MatchState) -> bool:
+        """Whether bgnet, beavered after doubling in ``pos`` (``state``: as when it doubled), raccoons: while its
+        chances say it is still the favourite after the take, as the agents decide (``BaseAgent.offers_raccoon``)."""
+        probs = evaluate_position(self.probs_fn, pos, self.config.play_ply)
+        dt = cube_decision(probs, state, pos).equity_double_take
+        return dt is not None and dt > 0.0
 
 
 # -- the game table: (de)serialised state plus the bot's turns ------------------------------
 
 
-_PHASES = ("roll", "doubled", "move", "over")
+_PHASES = ("roll", "doubled", "beavered", "move", "over")
 _KINDS = {Result.SINGLE: "single game", Result.GAMMON: "gammon", Result.BACKGAMMON: "backgammon"}
 _WHO = {HUMAN: "you", BOT: "bgnet"}
 
@@ -299,6 +313,16 @@ def _int(d: dict[str, Any], key: str, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise _bad_state(f"{key} should be a whole number from {lo} to {hi}")
     return v
+
+
+def _rules(state: dict[str, Any], length: int) -> CubeRules:
+    """The cube rules a game state sent back holds (a state without them: the money defaults)."""
+    rules = state.get("rules")
+    if rules is None:
+        return DEFAULT_MONEY_RULES.for_play(length == 0)
+    if not isinstance(rules, dict) or set(rules) != set(RULE_NAMES):
+        raise _bad_state(f"rules should name each cube rule: {', '.join(RULE_NAMES)}")
+    return CubeRules(**rules)
 
 
 def _pair(d: dict[str, Any], key: str, lo: int, hi: int) -> tuple[int, int]:
@@ -336,7 +360,8 @@ class _Table:
 
     # -- the player's actions ----------------------------------------------------------
     def act(self, action: object, move: object) -> None:
-        """Apply the player's ``action`` ("roll", "double", "take", "pass", "move" with ``move``, "next")."""
+        """Apply the player's ``action`` ("roll", "double", "take", "pass", "beaver", "move" with ``move``, "next";
+        after bgnet beavers: "raccoon", or "roll" to play on)."""
         game = self.game
         assert game is not None
         if action == "next":
@@ -348,7 +373,7 @@ class _Table:
             return
         if game.is_over:
             raise ApiError(409, "this game is over; ask for the next game or start a new match")
-        if action in ("roll", "double"):
+        if action in ("roll", "double") and game.phase != "beavered":
             if game.turn != HUMAN or game.phase != "roll":
                 raise ApiError(409, f"you cannot {action} now: it is {self._waiting_for()}")
             if action == "double":
@@ -358,17 +383,27 @@ class _Table:
                 self.events.append({"who": "you", "action": "double", "text": f"You double to {2 * game.cube}."})
             else:
                 self._roll()
-        elif action in ("take", "pass"):
+        elif action in ("take", "pass", "beaver"):
             if game.phase != "doubled" or game.turn != BOT:
                 raise ApiError(409, f"you cannot {action} now: it is {self._waiting_for()}")
-            self.events.append({"who": "you", "action": action, "text": f"You {action}."})
+            if action == "beaver" and not g.may_beaver(game):
+                raise ApiError(409, "you cannot beaver here (the rules or the cube limit)")
+            text = f"You beaver: the cube is now at {4 * game.cube}, yours." if action == "beaver" else f"You {action}."
+            self.events.append({"who": "you", "action": action, "text": text})
             self._set(g.respond(game, str(action)))
+        elif action == "raccoon" or (action == "roll" and game.phase == "beavered"):
+            if game.phase != "beavered" or game.turn != HUMAN:
+                raise ApiError(409, f"you cannot raccoon now: it is {self._waiting_for()}")
+            if action == "raccoon":
+                self.events.append({"who": "you", "action": "raccoon",
+                                    "text": f"You raccoon: the cube is now at {2 * game.cube}, yours."})
+            self.game = g.raccoon(game, action == "raccoon")
         elif action == "move":
             if game.turn != HUMAN or game.phase != "move":
                 raise ApiError(409, f"you cannot move now: it is {self._waiting_for()}")
             self._human_move(move)
         else:
-            raise ApiError(400, "action must be one of new, roll, double, take, pass, move, next")
+            raise ApiError(400, "action must be one of new, roll, double, take, pass, beaver, raccoon, move, next")
 
     def _human_move(self, move: object) -> None:
         game = self.game
@@ -388,7 +423,7 @@ class _Table:
         assert game is not None
         who = _WHO[game.turn]
         return {"roll": f"{who} to roll", "move": f"{who} to move", "doubled": f"{_WHO[1 - game.turn]} to answer a double",
-                "over": "the end of the game"}.get(game.phase, game.phase)
+                "beavered": f"{who} to raccoon or roll", "over": "the end of the game"}.get(game.phase, game.phase)
 
     def _roll(self) -> None:
         game = self.game
@@ -427,9 +462,17 @@ class _Table:
                                     "text": f"bgnet plays {m.text or '(no play: bgnet cannot move)'}."})
                 self._set(g.play(game, m))
             elif game.turn == HUMAN and game.phase == "doubled":
-                answer = engine.bot_answer(game.position, game.match_state())
-                self.events.append({"who": "bgnet", "action": answer, "text": f"bgnet {answer}s."})
+                answer = g.allowed_answer(game, engine.bot_answer(game.position, game.match_state()))
+                text = (f"bgnet beavers: the cube is now at {4 * game.cube}, bgnet's." if answer == "beaver"
+                        else f"bgnet {'passe' if answer == 'pass' else answer}s.")
+                self.events.append({"who": "bgnet", "action": answer, "text": text})
                 self._set(g.respond(game, answer))
+            elif game.turn == BOT and game.phase == "beavered":
+                accept = g.may_raccoon(game) and engine.bot_raccoons(game.position, g.pre_beaver_state(game))
+                if accept:
+                    self.events.append({"who": "bgnet", "action": "raccoon",
+                                        "text": f"bgnet raccoons: the cube is now at {2 * game.cube}, bgnet's."})
+                self.game = g.raccoon(game, accept)
             elif game.turn == HUMAN and game.phase == "roll" and not g.may_double(game):
                 self._roll()
             elif game.turn == HUMAN and game.phase == "move":
@@ -452,12 +495,12 @@ class _Table:
         state = {
             "length": self.match.rules.match_length, "score": list(self.match.score),
             "crawford_played": self.match.crawford_played, "games": self.match.games,
-            "seed": self.seed, "rolls": self.rolls,
+            "seed": self.seed, "rolls": self.rolls, "rules": asdict(self.match.rules.cube_rules),
             "game": {
                 "position_id": game.position.position_id(), "turn": game.turn, "phase": game.phase,
                 "score": list(game.score), "crawford": game.crawford, "post_crawford": game.post_crawford,
                 "cube": game.cube, "owner": game.owner, "dice": None if game.dice is None else list(game.dice),
-                "game_rolls": list(game.rolls),
+                "game_rolls": list(game.rolls), "cube_turned": game.cube_turned,
                 "result": None if r is None else {"winner": r.winner, "kind": int(r.kind), "cube": r.cube, "dropped": r.dropped},
             },
         }
@@ -474,6 +517,9 @@ class _Table:
             "dice": None if game.dice is None else list(game.dice),
             "waiting_for": self._waiting_for(),
             "may_double": game.turn == HUMAN and game.phase == "roll" and g.may_double(game),
+            "may_beaver": game.turn == BOT and g.may_beaver(game),
+            "may_raccoon": game.turn == HUMAN and g.may_raccoon(game),
+            "rules": rules_dict(human_state),
             "length": self.match.rules.match_length,
             "score": {"you": self.match.score[HUMAN], "bgnet": self.match.score[BOT]},
             "cube": {"value": game.cube, "owner": "centred" if game.owner is None else _WHO[game.owner]},
@@ -498,7 +544,7 @@ class _Table:
             raise ApiError(400, "send the state returned by the previous call, or use the action 'new'")
         try:
             length = _int(state, "length", 0, MAX_MATCH_LENGTH)
-            match = g.Match(g.Rules(match_length=length), score=_pair(state, "score", 0, 10**6),
+            match = g.Match(g.Rules(match_length=length, cube_rules=_rules(state, length)), score=_pair(state, "score", 0, 10**6),
                             crawford_played=bool(state.get("crawford_played")), games=_int(state, "games", 0, 10**6))
             gs = state["game"]
             phase = gs.get("phase")
@@ -526,7 +572,8 @@ class _Table:
             game = g.Game(match.rules, Position.from_position_id(pid), _int(gs, "turn", 0, 1), phase,
                           score=_pair(gs, "score", 0, 10**6), crawford=bool(gs.get("crawford")),
                           post_crawford=bool(gs.get("post_crawford")), cube=cube, owner=owner, dice=dice,
-                          rolls=_pair(gs, "game_rolls", 0, 10**6), result=result)
+                          rolls=_pair(gs, "game_rolls", 0, 10**6), result=result,
+                          cube_turned=bool(gs.get("cube_turned")))  # after a beaver the doubler must roll
             if game.position.is_game_over() and phase != "over":
                 raise _bad_state("the board shows a finished game but the phase is not 'over'")
             if phase == "over" and not game.position.is_game_over() and not (result and result.dropped):

@@ -25,7 +25,7 @@ import numpy as np
 
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.cube.decision import Response, choose_action, cube_decision, mwc_from_equity, outcome_values
+from bgnet.cube.decision import best_response, choose_action, cube_decision, mwc_from_equity, outcome_values
 from bgnet.cube.match import MatchState
 from bgnet.cube.met import default_met
 from bgnet.sim.rollout_candidates import Candidate
@@ -257,9 +257,9 @@ def rolled_cube_action(nd: float, dt: float | None, state: MatchState) -> dict[s
                    response=None, equity_no_double=nd, equity_double_take=None, equity_double_pass=None)
         return out
     dp = 1.0
-    response: Response = "pass" if dt >= dp else "take"
+    response, double_value = best_response(dt, dp, state)  # the taker's answer as in bgnet cube: beavers too
     # The rolled-out lines already hold the gammons, so a pass is never forced by their absence (gammons=True).
-    action, text = choose_action(nd, dp, min(dt, dp), response, redouble, True)
+    action, text = choose_action(nd, dp, double_value, response, redouble, True)
     out.update(action=action, proper_cube_action=text, response=response, equity_no_double=nd,
                equity_double_take=dt, equity_double_pass=dp)
     return out

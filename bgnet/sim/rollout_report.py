@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bgnet.core.movegen import roll_text
+from bgnet.cube.decision import rules_text
+from bgnet.cube.match import MatchState
 from bgnet.nets import ranker as _ranker
 from bgnet.sim.rollout_settings import RolloutSettings
 
@@ -45,12 +47,14 @@ def _cube_lines(result: RolloutResult) -> list[str]:
         return []
     nd, dt, dp = (result.cube["equity_no_double"], result.cube["equity_double_take"],
                   result.cube["equity_double_pass"])
-    opts = [("No double", nd)] + ([] if dt is None else [("Double, take", dt), ("Double, pass", dp)])
-    top = nd if dt is None else max(nd, min(dt, dp))
+    beaver = result.cube.get("response") == "beaver"  # the taker beavers: the double is worth twice the take
+    take = ("Double, beaver", 2.0 * dt) if beaver and dt is not None else ("Double, take", dt)
+    opts = [("No double", nd)] + ([] if dt is None else [take, ("Double, pass", dp)])
+    top = nd if dt is None else max(nd, min(take[1], dp))
     lines = ["", "Cubeful equities:"]
     for i, (name, eq) in enumerate(opts, 1):
         diff = "" if abs(eq - top) < 5e-7 else f" ({eq - top:+.3f})"
-        lines.append(f"{i}. {name:<14}{eq:+.3f}{diff}")
+        lines.append(f"{i}. {name:<16}{eq:+.3f}{diff}")
     return lines
 
 
@@ -78,7 +82,7 @@ def format_result(result: RolloutResult) -> str:
     where = "money game" if result.state is None or result.state.is_money else str(result.state)
     head = f"Position ID {result.position_id}"
     head += f", dice {roll_text(result.dice)}" if result.dice else ", cube decision"
-    lines = [f"{head}, {where}", ""]
+    lines = [f"{head}, {where}", f"Rules assumed: {rules_text(result.state or MatchState())}", ""]
     if result.interrupted:
         lines[1:1] = [f"Partial rollout: stopped after {result.trials_done:,} of {s.trials:,} trials"]
     lines += _candidate_lines(result)

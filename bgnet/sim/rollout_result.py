@@ -4,7 +4,7 @@ The JSON uses the names every ``--json`` shares (``docs/JSON.md``): a play is
 ``move`` with its afterstate's ``position_id``, ``probs`` and ``equity`` (the one
 the plays are ranked by, cubeful when rolled out cubefully, with ``cubeless_equity``
 beside it), the plays ``moves``; a rollout without dice lists its cube ``lines``
-and the ``decision`` they give.
+and the ``decision`` they give; ``rules`` names the cube rules the trials and the decision used.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bgnet.core.probs import PROB_NAMES, Probs
+from bgnet.cube.decision import rules_dict
 from bgnet.cube.match import MatchState
 from bgnet.play.search import match_winning_chance
 from bgnet.sim.rollout_candidates import NO_PLAY
@@ -111,6 +112,7 @@ class RolloutResult:
         out: dict[str, Any] = {
             "position_id": self.position_id, "dice": None if self.dice is None else list(self.dice),
             "match": None if self.state is None else self.state.to_dict(),
+            "rules": rules_dict(self.state or MatchState()),
             "equity": equity_kind(cubeful, self.state), "seed": self.seed,
             "trials_requested": self.settings.trials, "trials_done": self.trials_done, "partial": self.interrupted,
             "settings": asdict(self.settings)}

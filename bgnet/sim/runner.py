@@ -157,5 +157,11 @@ def _bar(total: int, desc: str, enabled: bool) -> Any:
 
 
 def rules_dict(rules: Rules | None) -> dict[str, Any] | None:
-    """The rules as a JSON-ready dict (None for cubeless money)."""
-    return None if rules is None else rules.to_dict()
+    """The cube rules of a duel as the ``rules`` object of every ``--json`` (each rule by name and ``text``); None
+    for cubeless money, where no cube rule applies."""
+    if rules is None or not rules.cubeful:
+        return None
+    from bgnet.cube.decision import rules_dict as state_rules_dict
+    from bgnet.cube.match import MatchState
+
+    return state_rules_dict(MatchState(rules.match_length, rules=rules.cube_rules))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from bgnet.core import _game_kernels as gk
+from bgnet.core.errors import BgnetError
 from bgnet.nets.bearoff import is_bearoff, with_database
 from bgnet.core.movegen import generate_plays, generate_plays_parallel, swap_sides_batch
 from bgnet.core.position import STARTING_POSITION
@@ -35,6 +36,10 @@ __all__ = ["START_BOARD", "ProbsFn", "SelfPlay", "Trajectory", "roll_dice"]
 START_BOARD = STARTING_POSITION.array()
 """The opening board (26,) int8, seen from the first mover."""
 
+
+
+class SelfPlayStateError(BgnetError):
+    """A saved self-play state that does not fit this run (another number of games)."""
 
 @dataclass
 class Trajectory:
@@ -143,7 +148,7 @@ class SelfPlay:
         """Continue from ``state_dict()`` output."""
         boards = np.asarray(state["boards"], np.int8)
         if boards.shape != (self.n_games, 26):
-            raise ValueError(f"saved self-play state holds {boards.shape[0]} games; this run has {self.n_games}")
+            raise SelfPlayStateError(f"saved self-play state holds {boards.shape[0]} games; this run has {self.n_games}")
         self.rng = _decode_rng(state["rng"])
         self.boards = boards.copy()
         self.plies = np.asarray(state["plies"], np.int64).copy()

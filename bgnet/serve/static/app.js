@@ -324,7 +324,8 @@ function showCube(node, cube, who) {
   const d = cube.decision;
   const lines = [`Cube (${cube.ply}-ply, ${who}): ${d.proper_cube_action}`,
     `No double ${signed(d.equity_no_double)}` + (d.equity_double_take === null ? "" : `, double/take ${signed(d.equity_double_take)}, double/pass ${signed(d.equity_double_pass)}`),
-    `Win ${pct(d.probs.win)}%, gammons ${pct(d.probs.win_gammon)}% / ${pct(d.probs.lose_gammon)}%` + (d.take_point === null ? "" : `; take point ${pct(d.take_point)}%`)];
+    `Win ${pct(d.probs.win)}%, gammons ${pct(d.probs.win_gammon)}% / ${pct(d.probs.lose_gammon)}%` + (d.take_point === null ? "" : `; take point ${pct(d.take_point)}%`),
+    `Rules: ${cube.rules.text}`];
   node.textContent = lines.join("\n");
   node.dataset.action = cube.action;
 }
@@ -371,12 +372,14 @@ function showPlay(data) {
   log.scrollTop = log.scrollHeight;
   const len = data.length ? `Match to ${data.length}` : "Money game";
   $("score").textContent = `${len}: you ${data.score.you}, bgnet ${data.score.bgnet}; cube ${data.cube.value} ${data.cube.owner === "centred" ? "centred" : data.cube.owner === "you" ? "yours" : "bgnet's"}${data.crawford ? " (Crawford game)" : ""}`;
+  $("score").title = `Rules: ${data.rules.text}`;
   $("score").dataset.you = data.score.you;
   $("score").dataset.bgnet = data.score.bgnet;
   let status;
   if (data.match_over) status = `The match is over: ${data.score.you > data.score.bgnet ? "you win" : "bgnet wins"}.`;
   else if (data.phase === "over") status = `Game over: ${data.result.winner === "you" ? "you win" : "bgnet wins"} ${data.result.points}. Click Next game.`;
-  else if (data.phase === "doubled") status = `bgnet doubles to ${2 * data.cube.value}: take or pass?`;
+  else if (data.phase === "doubled") status = `bgnet doubles to ${2 * data.cube.value}: take${data.may_beaver ? ", beaver" : ""} or pass?`;
+  else if (data.phase === "beavered") status = `bgnet beavered: raccoon to ${2 * data.cube.value}, or roll on.`;
   else if (data.phase === "move") status = `Your roll: ${data.dice.join("-")}. Move your checkers.`;
   else status = "Roll, or double.";
   setStatus("play-status", status);
@@ -389,11 +392,13 @@ function showPlay(data) {
 function setButtons() {
   const d = play.data, busy = play.busy;
   const myRoll = !!d && d.turn === "you" && d.phase === "roll";
-  $("play-roll-button").disabled = busy || !myRoll;
+  $("play-roll-button").disabled = busy || !(myRoll || (d && d.may_raccoon));
   $("play-double-button").disabled = busy || !myRoll || !d.may_double;
   const doubled = !!d && d.phase === "doubled" && d.turn === "bgnet";
   $("play-take-button").disabled = busy || !doubled;
   $("play-pass-button").disabled = busy || !doubled;
+  $("play-beaver-button").disabled = busy || !doubled || !d.may_beaver;
+  $("play-raccoon-button").disabled = busy || !(d && d.may_raccoon);
   const moving = !!d && d.turn === "you" && d.phase === "move";
   $("play-undo-button").disabled = busy || !moving;
   $("play-move-input").disabled = busy || !moving;
@@ -469,7 +474,7 @@ function checkComplete() {
   const legal = play.data.legal_moves;
   const need = legal.length ? legal[0].steps.length : 0;
   const match = legal.find((m) => m.after_board && sameBoard(m.after_board, play.local) && m.steps.length === play.steps.length);
-  if (match) { playAction("move", { move: match.after_position_id }); return; }
+  if (match) { playAction("move", { move: match.position_id }); return; }
   if (play.steps.length >= need || play.diceLeft.length === 0) {
     setStatus("play-status", "That is not a legal play of these dice (use as many dice as you can); try again.", true);
     undoMoves();
@@ -498,7 +503,9 @@ async function playHint() {
       view.arrows = [{ steps: hint.moves[0].steps, mover: "bottom" }];
       drawBoard();
     } else {
-      showCube($("play-hint"), await api(`/api/cube?position=${encodeURIComponent(d.xgid)}&ply=1`), "you");
+      // the game's own rules: an XGID records the Jacoby rule and beavers only
+      const rules = d.length ? "" : ["jacoby", "beavers", "raccoons", "max_cube"].map((k) => `&${k}=${d.rules[k]}`).join("");
+      showCube($("play-hint"), await api(`/api/cube?position=${encodeURIComponent(d.xgid)}&ply=1${rules}`), "you");
     }
   } catch (err) { setStatus("play-status", err.message, true); }
 }
@@ -549,6 +556,8 @@ function init() {
   $("play-double-button").addEventListener("click", () => playAction("double"));
   $("play-take-button").addEventListener("click", () => playAction("take"));
   $("play-pass-button").addEventListener("click", () => playAction("pass"));
+  $("play-beaver-button").addEventListener("click", () => playAction("beaver"));
+  $("play-raccoon-button").addEventListener("click", () => playAction("raccoon"));
   $("play-next-button").addEventListener("click", () => playAction("next"));
   $("play-undo-button").addEventListener("click", undoMoves);
   $("play-hint-button").addEventListener("click", playHint);

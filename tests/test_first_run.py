@@ -1,0 +1,67 @@
+"""The cold-start notice: a line on stderr while numba compiles bgnet's kernels, nothing on a warm start."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+
+from bgnet.core.first_run import NOTICE, compile_notice
+
+POSITION, DICE = "4HPwATDgc/ABMA", "31"
+
+
+def _kernel(module: str):  # type: ignore[no-untyped-def]
+    """A fresh (never compiled, uncached) numba kernel that claims to live in ``module``."""
+    def double(x):  # type: ignore[no-untyped-def]
+        return 2 * x
+
+    double.__module__ = module
+    return numba.njit(double)
+
+
+def test_notice_announces_a_bgnet_kernel_compile_once() -> None:
+    stream = io.StringIO()
+    kernel = _kernel("bgnet.probe")
+    with compile_notice("bgnet", stream) as notice:
+        assert kernel(3) == 6
+        assert kernel(4) == 8  # the same signature: already compiled, no second dot
+    text = stream.getvalue()
+    assert text.startswith(f"bgnet: {NOTICE} .") and text.endswith(" s)\n")
+    assert notice.kernels == 1 and text.count(".") >= 1
+
+
+def test_notice_is_silent_when_nothing_of_bgnet_compiles() -> None:
+    stream = io.StringIO()
+    other = _kernel("somebody_else")
+    with compile_notice("bgnet", stream) as notice:
+        assert other(5) == 10
+    assert stream.getvalue() == "" and notice.kernels == 0 and notice.started is None
+
+
+def _bgnet_command() -> list[str]:
+    """The installed ``bgnet`` script next to this interpreter, else ``python -m bgnet``."""
+    script = shutil.which("bgnet", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "bgnet"]
+
+
+def _hint(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*_bgnet_command(), "hint", POSITION, DICE], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_first_hint_on_a_cold_machine_says_it_compiles_then_later_runs_are_silent(tmp_path: Path) -> None:
+    """THE ONE COLD RUN OF THE SUITE (about 20-30 s): an empty numba cache and bgnet cache, as after pip install."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "BGNET_CACHE": str(tmp_path / "bgnet")}
+    cold = _hint(env)
+    assert cold.returncode == 0, cold.stderr
+    assert f"bgnet: {NOTICE}" in cold.stderr
+    assert NOTICE not in cold.stdout and "legal plays" in cold.stdout and "8/5 6/5" in cold.stdout
+    warm = _hint(env)
+    assert warm.returncode == 0, warm.stderr
+    assert NOTICE not in warm.stderr and warm.stdout == cold.stdout
