@@ -167,7 +167,7 @@ def test_rolling_and_hovering_draw_the_hovered_play(server: str, browser: Any, t
     paste(browser, "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:7:3")
     wait(browser, lambda d: d.find_element(By.ID, "board").get_attribute("data-position-id") == pos.position_id())
     browser.find_element(By.ID, "roll-button").click()
-    dice = browser.find_element(By.ID, "dice").get_attribute("data-dice")
+    dice = wait(browser, lambda d: (els := d.find_elements(By.ID, "dice")) and els[0].get_attribute("data-dice"))
     wait(browser, lambda d: {r.get_attribute("data-move") for r in best_rows(d)}
          == {m.text for m in legal_moves(pos, dice)})
     assert {r.get_attribute("data-move") for r in best_rows(browser)} == {m.text for m in legal_moves(pos, dice)}

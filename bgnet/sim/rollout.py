@@ -113,7 +113,8 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
     bar = _progress_bar(settings.trials, progress)
     source: Iterable[ChunkResult] = ()
     try:
-        source = (map_fn or map)(run, plan) if backend is None else backend.imap(
+        # chunks run off the main thread even alone, so that Ctrl-C lands here and never inside a numba kernel
+        source = (map_fn or thread_map(1))(run, plan) if backend is None else backend.imap(
             run_chunk, plan, (probs_fn, candidates, settings, seed, state, bo))  # the net travels once per rollout
         for ch in source:
             tally.add(ch)
