@@ -21,27 +21,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from bgnet import Position, generate_afterstates, generate_afterstates_torch
+from bgnet import generate_afterstates, generate_afterstates_torch
 
-ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
-
-
-def selfplay_boards(seed: int, games: int, every: int) -> np.ndarray:
-    """Boards (side on roll's view) met in ``games`` seeded random-move games, one ply in ``every`` kept."""
-    rng = np.random.default_rng(seed)
-    boards = np.tile(np.array(Position.start().board, np.int8), (games, 1))
-    kept: list[np.ndarray] = []
-    ply = 0
-    while len(boards):
-        if ply % every == 0:
-            kept.append(boards.copy())
-        dice = rng.integers(1, 7, size=(len(boards), 2)).astype(np.int8)
-        after, off = generate_afterstates(boards, dice)
-        pick = off[:-1] + (rng.random(len(boards)) * np.diff(off)).astype(np.int64)
-        boards = np.ascontiguousarray(-after[pick][:, ::-1])
-        boards = boards[(boards[:, 1:] > 0).any(axis=1) & (boards[:, :25] < 0).any(axis=1)]
-        ply += 1
-    return np.concatenate(kept)
+from movegen import ROLLS, selfplay_boards  # bench/movegen.py: the same seeded positions
 
 
 def timed(run: Callable[[], int], repeats: int) -> tuple[float, int]:
