@@ -197,3 +197,14 @@ def test_backend_flags_are_the_shared_ones(capsys) -> None:
         parser.parse_args([START_ID, "31", "--backend", "slurm"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and "invalid choice: 'slurm'" in err
+
+
+def test_the_footer_says_how_it_was_rolled_out_in_plain_words() -> None:
+    """The lines under the plays say, as GNU Backgammon's do, how the trials were played, without internal terms."""
+    r = bgnet("rollout", "4HPwATDgc/ABMA", "31", "--plays", "8/5 6/5", "--trials", "36", "--truncate", "5",
+              "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    footer = r.stdout[r.stdout.index("Truncated cubeless rollout"):]
+    assert "36 games, dice from seed 3" in footer and "a truncated game is scored by the 0-ply net" in footer
+    for jargon in ("counter-based", "beam", "truncation evaluation", "luck judged on", "(truncated at"):
+        assert jargon not in footer, jargon

@@ -62,16 +62,16 @@ def _play_line(s: RolloutSettings) -> str:
     """How the trials chose their plays, scored the truncation and judged the luck."""
     play = f"Play: {s.ply}-ply cubeless" + (f", pruned to pubeval's best {s.prune}" if s.prune else "")
     if s.truncate is not None:
-        play += f"; truncation evaluation {s.truncate_eval_ply}-ply"
+        play += f"; a truncated game is scored by the {s.truncate_eval_ply}-ply net"
     if s.luck_vr:
         plays = "play" if s.luck_candidates == 1 else f"{s.luck_candidates} plays"
         ranked = (f"pubeval's best {plays}" if s.luck_ranker == "pubeval"
-                  else f"the fitted ranker's best {plays} of pubeval's {_ranker.default().window}")
+                  else f"the fitted ranker's best {plays} among pubeval's top {_ranker.default().window}")
         unit = "pubeval points" if s.luck_ranker == "pubeval" else "ranker points"
-        play += ("; luck judged on the checker play's choice" if s.luck_candidates == 0
-                 else f"; luck judged on {ranked} for each roll"
+        play += ("; each roll's luck is judged against the play made" if s.luck_candidates == 0
+                 else f"; each roll's luck is judged against {ranked}"
                  + ("" if s.luck_margin is None else f" within {s.luck_margin:g} {unit}")
-                 + (f", doubles by a beam of {s.luck_beam}" if s.luck_beam else ""))
+                 + (f" (doubles: the best of a search {s.luck_beam} plays wide)" if s.luck_beam else ""))
     return play
 
 
@@ -92,7 +92,7 @@ def format_result(result: RolloutResult) -> str:
         result.cube is None or result.cube.get("method") == "cubeful trials")
     lines.append(s.describe().replace("cubeless rollout", "cubeful rollout") if cubeful_trials else s.describe())
     lines.append(f"{result.trials_done} games{' (stopped early)' if result.interrupted else ''}, "
-                 f"counter-based dice with seed {result.seed}")
+                 f"dice from seed {result.seed} (the same on any number of workers)")
     lines.append(_play_line(s))
     if cubeful_trials:
         lines.append("Cube: played in every trial by bgnet.cube.decision on the net's 0-ply chances before each roll"

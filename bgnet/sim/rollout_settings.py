@@ -103,6 +103,6 @@ class RolloutSettings:
         if self.truncate is not None:
             kind += f" (depth {self.truncate})"
         if self.bearoff:
-            kind += " (truncated at the bear-off database)"
+            kind += ", stopped early at bear-offs the database values exactly,"
         extras = [x for x, on in (("variance reduction", self.luck_vr), ("quasi-random dice", self.quasi_random)) if on]
         return kind + (" with " + " and ".join(extras) if extras else "")
