@@ -256,6 +256,7 @@ def _end_pool(pool: ProcessPoolExecutor) -> None:
             proc.terminate()
     for proc in processes:
         proc.join(timeout=5)
+    pool.shutdown(wait=True)  # the manager thread sees its workers gone and ends; nothing is left running
 
 
 # -- ray ------------------------------------------------------------------------------------
