@@ -62,7 +62,7 @@ def widen_main(argv: Sequence[str]) -> int:
         net = widen(net_from_checkpoint(read_checkpoint(args.src), f"checkpoint {args.src!r}"), args.feature_version)
         if args.hidden:
             net = widen_hidden(net, args.hidden, seed=args.seed)
-    except ValueError as exc:  # BgnetError, and bgnet.nets.model's refusals
+    except BgnetError as exc:  # bad input; anything else is a bug and shows its traceback
         return _error("widen", exc)
     save_checkpoint(args.dst, net, widened_from=str(args.src))
     print(f"{args.dst}: {args.src} on features version {args.feature_version} ({net.config.num_features} inputs), "
@@ -82,7 +82,7 @@ def _combine_main(argv: Sequence[str], command: str, doc: str, combine: Callable
     try:
         nets = [net_from_checkpoint(read_checkpoint(p), f"checkpoint {p!r}") for p in args.checkpoints]
         net = combine(nets)
-    except ValueError as exc:  # BgnetError, and bgnet.nets.model's refusals
+    except BgnetError as exc:  # bad input; anything else is a bug and shows its traceback
         return _error(command, exc)
     save_checkpoint(args.dst, net, **{key: [str(p) for p in args.checkpoints]})
     print(f"{args.dst}: {what} of {len(nets)} nets, hidden {list(net.config.hidden)}")
@@ -125,7 +125,7 @@ def refit_main(argv: Sequence[str]) -> int:
     t0 = time.perf_counter()
     try:
         net, mse, n = refit(args.run, args.start, args.round, args.fit_window, args.hidden, tuple(args.with_labels))
-    except ValueError as exc:  # BgnetError, and bgnet.nets.model's refusals
+    except BgnetError as exc:  # bad input; anything else is a bug and shows its traceback
         return _error("refit", exc)
     save_checkpoint(args.dst, net, rounds_source=str(args.start), round=args.round, refit_of=str(args.run),
                     with_labels=list(args.with_labels))
@@ -151,7 +151,7 @@ def duel_main(argv: Sequence[str]) -> int:
     agent = f"{'netset-no-bearoff' if args.no_bearoff else 'netset'}:{args.checkpoint}"
     try:
         res = run_duel(DuelSpec(agent, args.opponent, args.games // 2, args.seed), progress=False)
-    except ValueError as exc:  # BgnetError, and bgnet.nets.model's refusals
+    except BgnetError as exc:  # bad input; anything else is a bug and shows its traceback
         return _error("duel", exc)
     what = "nets only" if args.no_bearoff else "nets + bear-off database"
     print(f"{args.checkpoint} ({what}) vs {args.opponent}: {res.games} games, seed {args.seed}: "
@@ -206,7 +206,7 @@ def rounds_main(argv: Sequence[str]) -> int:
     try:
         cfg = RoundsConfig(**{k: type(defaults[k])(getattr(args, k)) for k in defaults})
         state = rounds.run_rounds(args.init, args.out, cfg)
-    except ValueError as exc:  # BgnetError, and bgnet.nets.model's refusals
+    except BgnetError as exc:  # bad input; anything else is a bug and shows its traceback
         return _error("", exc)
     kept = sum(1 for r in state.done if r["kept"])
     print(f"{len(state.done)} rounds done, {kept} kept; current net {Path(args.out) / 'current.pt'}")
