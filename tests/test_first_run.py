@@ -44,6 +44,19 @@ def test_notice_is_silent_when_nothing_of_bgnet_compiles() -> None:
     assert stream.getvalue() == "" and notice.kernels == 0 and notice.started is None
 
 
+def test_a_notice_inside_another_reports_alone_and_the_outer_one_listens_again_after_it() -> None:
+    """``bgnet serve`` announces its start-up inside the command's own notice: one line, not two mixed."""
+    outer_stream, inner_stream = io.StringIO(), io.StringIO()
+    first, second = _kernel("bgnet.probe_inner"), _kernel("bgnet.probe_after")
+    with compile_notice("bgnet", outer_stream) as outer:
+        with compile_notice("bgnet serve", inner_stream) as inner:
+            assert first(1) == 2
+        assert inner_stream.getvalue().startswith(f"bgnet serve: {NOTICE} .") and outer.kernels == 0
+        assert second(2) == 4
+    assert inner.kernels == 1 and outer.kernels == 1
+    assert outer_stream.getvalue().startswith(f"bgnet: {NOTICE} .")
+
+
 def _bgnet_command() -> list[str]:
     """The installed ``bgnet`` script next to this interpreter, else ``python -m bgnet``."""
     script = shutil.which("bgnet", path=str(Path(sys.executable).parent))

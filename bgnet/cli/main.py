@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from bgnet.app.requests import DEFAULT_PLY, CubeRequest, HintRequest, MovesRequest, check_ply, check_seed
 from bgnet.cli.analyze import add_analyze_arguments, run_analyze  # stdlib-only: the analysis loads in run_analyze
 from bgnet.cli.parser import PROG, CliError, Parser, add_cube_rule_arguments, cube_rule_choices, run_command
+from bgnet.cube.match import DECISION_SKIPS
 from bgnet.cli.rollout import add_rollout_arguments, run_rollout  # stdlib-only: the rollout loads in run_rollout
 from bgnet.serve.cli import add_serve_arguments, run_serve  # stdlib-only module: the web stack loads in run_serve
 
@@ -84,8 +85,6 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="SPEC", default=None, help=MODEL_HELP + " (default: default)")
 
 
-DECISION_SKIPS = ("holland",)
-"""Cube rules that mean nothing to one decision (the Holland rule counts the rolls of a whole game)."""
 
 
 def add_match_arguments(parser: argparse.ArgumentParser) -> None:

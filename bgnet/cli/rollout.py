@@ -10,8 +10,10 @@ import argparse
 import json
 import sys
 
+from bgnet.app.requests import DEFAULT_ROLLOUT_TRIALS
 from bgnet.cli.parser import (EXIT_INTERRUPTED, CliError, add_backend_arguments, add_cube_rule_arguments,
                               cube_rule_choices)
+from bgnet.cube.match import DECISION_SKIPS
 
 
 def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +25,9 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plays", nargs="+", metavar="PLAY", default=None,
                         help='the plays to roll out, e.g. --plays "8/5 6/5" "24/23 13/10" (default: those the '
                              "hint's move filter keeps)")
-    parser.add_argument("--trials", type=int, default=1296, metavar="N",
-                        help="trials per play (default 1296; any number: memory stays flat, and Ctrl-C prints the "
-                             "result of the trials done so far, marked partial)")
+    parser.add_argument("--trials", type=int, default=DEFAULT_ROLLOUT_TRIALS, metavar="N",
+                        help=f"trials per play (default {DEFAULT_ROLLOUT_TRIALS}; any number: memory stays flat, and "
+                             "Ctrl-C prints the result of the trials done so far, marked partial)")
     parser.add_argument("--truncate", type=int, default=None, metavar="PLIES",
                         help="stop each trial after PLIES plies and score it with the net (default: play to the end)")
     parser.add_argument("--ply", type=int, default=0, metavar="N",
@@ -35,7 +37,7 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
                              "roll first with the cube as given (always on without dice)")
     parser.add_argument("--match", metavar="MATCHID", default=None,
                         help="gnubg Match ID with the score and cube (default: money, cube centred)")
-    add_cube_rule_arguments(parser, skip=("holland",))  # the Holland rule counts the rolls of a whole game
+    add_cube_rule_arguments(parser, skip=DECISION_SKIPS)
     parser.add_argument("--seed", type=int, default=0, metavar="S",
                         help="dice seed (default 0); same seed, same numbers")
     parser.add_argument("--luck", action=argparse.BooleanOptionalAction, default=True,

@@ -76,14 +76,25 @@ def _is_ours(compile_event: Any) -> bool:
     return str(getattr(func, "__module__", "")).startswith(PACKAGE)
 
 
+_ACTIVE: list[CompileNotice] = []
+"""The notices whose blocks are open, outermost first; only the innermost listens."""
+
+
 @contextmanager
 def compile_notice(prog: str, stream: TextIO | None = None) -> Iterator[CompileNotice]:
     """Announce on ``stream`` (default stderr) the bgnet kernels numba compiles inside the block; silent when none
-    does (a warm start)."""
+    does (a warm start). Inside another notice's block this one reports instead (``bgnet serve`` announces its
+    start-up, which ends, inside the ``bgnet`` command's block, which lasts as long as the server)."""
     notice = CompileNotice(prog, stream)
+    if _ACTIVE:
+        event.unregister(COMPILE_EVENT, _ACTIVE[-1])
+    _ACTIVE.append(notice)
     event.register(COMPILE_EVENT, notice)
     try:
         yield notice
     finally:
         event.unregister(COMPILE_EVENT, notice)
+        _ACTIVE.pop()
+        if _ACTIVE:
+            event.register(COMPILE_EVENT, _ACTIVE[-1])
         notice.finish()

@@ -434,6 +434,13 @@ def cube_decision(probs: Probs | Sequence[float], state: MatchState, position: P
     return decision(action, text, response, mwc_dt, mwc_dp, take_point)
 
 
+def raccoons(probs: Probs | Sequence[float], state: MatchState, position: Position | None = None) -> bool:
+    """Whether the doubler, beavered, redoubles at once (raccoons): while its chances say it is still the favourite
+    after the take (a positive double/take equity). ``state`` is the cube as when it doubled."""
+    dt = cube_decision(probs, state, position).equity_double_take
+    return dt is not None and dt > 0.0
+
+
 def cube_action(probs: Probs | Sequence[float], state: MatchState, position: Position | None = None,
                 *, efficiency: float | None = None) -> tuple[Action, Response | None]:
     """``(action, response)`` of ``cube_decision(probs, state, position, efficiency=efficiency)``, without its

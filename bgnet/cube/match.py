@@ -128,6 +128,9 @@ RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CubeRules))
 """The names of the cube rules, in field order."""
 NO_CUBE_RULES = CubeRules()
 """Every optional cube rule off (the library's default, and self-play's)."""
+DECISION_SKIPS = ("holland",)
+"""Cube rules that mean nothing to one decision (the Holland rule counts the rolls of a whole game): hint, cube and
+rollout leave them out of their flags and fields."""
 DEFAULT_MONEY_RULES = CubeRules(jacoby=True, beavers=True, raccoons=True)
 """The money rules every command and the HTTP API assume unless told otherwise: GNU Backgammon's defaults for
 new money sessions (the Jacoby rule, beavers and raccoons; no cube limit). A match uses ``for_play(False)`` of

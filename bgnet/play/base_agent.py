@@ -79,10 +79,9 @@ class BaseAgent:
         """Raccoons while its own chances say it is still the favourite after the take (positive double/take equity)."""
         if self.evaluator is None:
             return False
-        from bgnet.cube.decision import cube_decision
+        from bgnet.cube.decision import raccoons
 
-        dt = cube_decision(self.evaluate(pos), state, pos).equity_double_take
-        return dt is not None and dt > 0.0
+        return raccoons(self.evaluate(pos), state, pos)
 
     def batch_scorer(self) -> BatchScorer | None:
         """None: play table by table."""

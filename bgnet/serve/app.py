@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
 from bgnet.core.errors import BgnetError
-from bgnet.cube.match import DEFAULT_MONEY_RULES, CubeRules
+from bgnet.cube.match import DECISION_SKIPS, DEFAULT_MONEY_RULES, CubeRules
 from bgnet.serve.engine import ApiError, Engine, ServeConfig
 
 STATIC = Path(__file__).with_name("static")
@@ -145,8 +145,6 @@ def rule_fields(skip: tuple[str, ...] = ()) -> dict[str, Any]:
     return out
 
 
-DECISION_SKIPS = ("holland",)
-"""Cube rules that mean nothing to one decision (the Holland rule counts the rolls of a whole game)."""
 DecisionRules = create_model("DecisionRules", **rule_fields(DECISION_SKIPS))
 """The cube rules a hint, a cube decision or a rollout takes, as query or JSON fields."""
 GameRules = create_model("GameRules", **rule_fields())

@@ -30,7 +30,7 @@ from bgnet.core.blas import limit_blas_threads
 from bgnet.app.answers import cube_of, hint_of, moves_of, moves_to_dict, position_and_state, rollout_of
 from bgnet.app.requests import (CubeRequest, HintRequest, MovesRequest, PositionRequest, RolloutRequest,
                                 check_rule_choices)
-from bgnet.cube.decision import cube_decision, rules_dict
+from bgnet.cube.decision import cube_decision, raccoons, rules_dict
 from bgnet.core.errors import BgnetError
 from bgnet.play.hint import MoveHints, cube_hint, move_hint
 from bgnet.cube.match import DEFAULT_MONEY_RULES, RULE_NAMES, CubeRules, MatchState
@@ -291,9 +291,7 @@ class Engine:
     def bot_raccoons(self, pos: Position, state: MatchState) -> bool:
         """Whether bgnet, beavered after doubling in ``pos`` (``state``: as when it doubled), raccoons: while its
         chances say it is still the favourite after the take, as the agents decide (``BaseAgent.offers_raccoon``)."""
-        probs = evaluate_position(self.probs_fn, pos, self.config.play_ply)
-        dt = cube_decision(probs, state, pos).equity_double_take
-        return dt is not None and dt > 0.0
+        return raccoons(evaluate_position(self.probs_fn, pos, self.config.play_ply), state, pos)
 
 
 # -- the game table: (de)serialised state plus the bot's turns ------------------------------

@@ -77,11 +77,11 @@ def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root
         return best_mover[inverse, r_actual], mean[inverse], None
     rolled = np.repeat(boards, nr, axis=0)
     after, _s, _n, offsets = generate_plays(rolled, np.tile(ROLL_DICE, (k, 1)))
-    after, offsets = pruned(after, offsets, prune if top == 0 else top, margin if top > 0 else math.inf)
+    after, offsets = pruned(after, offsets, prune, math.inf)  # top is 0 here: the checker play's own choice
     cand = swap_sides_batch(after)
     cand_probs = net_probs(probs_fn, cand)
     best = choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
     best_mover = flip_probs(cand_probs[best]).reshape(k, nr, 5)
-    free = cand[best.reshape(k, nr)[inverse, r_actual]] if top == 0 else None
+    free = cand[best.reshape(k, nr)[inverse, r_actual]]
     mean = np.einsum("nrk,r->nk", best_mover, ROLL_WEIGHTS)
     return best_mover[inverse, r_actual], mean[inverse], free
