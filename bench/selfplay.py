@@ -24,12 +24,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bgnet.cli.parser import run_command  # noqa: E402
 from bgnet.trainer.learner import fit  # noqa: E402
 from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
 from bgnet.sim.selfplay import SelfPlay  # noqa: E402
 from bgnet.trainer.config import build_config  # noqa: E402
 from bgnet.trainer.inference import TorchEvaluator  # noqa: E402
-from bgnet.trainer.selfplay import trajectories_to_samples, use_torch_encoder  # noqa: E402
+from bgnet.trainer.selfplay import resolve_device, trajectories_to_samples, use_torch_encoder  # noqa: E402
 
 
 def measure(config_path: str, device: str, seconds: float, batch: int | None, bearoff: bool = True) -> dict:
@@ -40,7 +41,7 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    dev = torch.device(cfg.device)
+    dev = resolve_device(cfg.device)
     net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     on_device = use_torch_encoder(cfg.encoder, dev, cfg.feature_version)
@@ -92,22 +93,28 @@ def compare_bearoff(config_path: str, steps: int = 400) -> dict:
                                       "games_per_s": games[on] / spent[on], "games": games[on]} for on in (True, False)}
 
 
-def main() -> None:
+def main() -> int:
+    """Run the benchmark; a device this machine lacks (or any refused setting) is one sentence and exit status 2."""
+    return run_command("bench/selfplay.py", bench)
+
+
+def bench() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--device", default=None, help="cpu or cuda (default: cpu, plus cuda when available)")
+    ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cpu, plus cuda when available)")
     ap.add_argument("--config", default=None)
     ap.add_argument("--batch", type=int, default=None, help="override batch_games")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--compare-bearoff", action="store_true",
                     help="also time the CPU run with games played out past the bear-off database")
     args = ap.parse_args()
+    device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     runs = []
-    if args.device in (None, "cpu"):
+    if device is None or device.type == "cpu":
         runs.append(measure(args.config or "configs/default.toml", "cpu", args.seconds, args.batch))
 
-    if args.device == "cuda" or (args.device is None and torch.cuda.is_available()):
-        runs.append(measure(args.config or "configs/gpu.toml", "cuda", args.seconds, args.batch))
+    if (device is not None and device.type == "cuda") or (device is None and torch.cuda.is_available()):
+        runs.append(measure(args.config or "configs/gpu.toml", args.device or "cuda", args.seconds, args.batch))
     compared = compare_bearoff(args.config or "configs/default.toml") if args.compare_bearoff else None
     if args.json:
         out = runs[0] if len(runs) == 1 else {**runs[0], "runs": runs}
@@ -121,7 +128,8 @@ def main() -> None:
                 c = compared[key]
                 print(f"cpu, self-play only, bear-off database {key}: {c['plies_per_s']:.0f} plies/s, "
                       f"{c['games_per_s']:.0f} games/s (steps interleaved)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

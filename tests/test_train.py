@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from bgnet.nets.model import read_checkpoint
@@ -31,10 +32,18 @@ def test_smoke_run_writes_checkpoints_and_logs(tmp_path):
         assert key in ckpt
 
 
-def test_resume_gives_the_same_run_as_no_interruption(tmp_path):
+DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU")])]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_resume_gives_the_same_run_as_no_interruption(tmp_path, device):
+    """An interrupted run resumed from its checkpoint ends with the same weights and games, on the CPU or a GPU
+    (whose random states the checkpoint also keeps)."""
     straight, broken = tmp_path / "a", tmp_path / "b"
-    assert run_train("--config", "configs/quick.toml", *TINY, "--out", str(straight)).returncode == 0
-    r = run_train("--config", "configs/quick.toml", *TINY, "--out", str(broken), "--stop-after=50")
+    on = f"--device={device}"
+    assert run_train("--config", "configs/quick.toml", *TINY, on, "--out", str(straight)).returncode == 0
+    r = run_train("--config", "configs/quick.toml", *TINY, on, "--out", str(broken), "--stop-after=50")
     assert r.returncode == 0 and "stopped at" in r.stdout
     part = read_checkpoint(broken / "last.pt")
     assert 50 <= part["games"] < 120
@@ -45,6 +54,25 @@ def test_resume_gives_the_same_run_as_no_interruption(tmp_path):
     for k in a["model"]:
         assert torch.equal(a["model"][k], b["model"][k]), k
     assert np.array_equal(np.asarray(a["selfplay"]["boards"]), np.asarray(b["selfplay"]["boards"]))
+    assert ("cuda" in a["rng_state"]) == (device == "cuda")
+
+
+def test_a_missing_gpu_is_refused_with_one_sentence(tmp_path, monkeypatch, capsys):
+    """`bgnet train --device cuda` where torch sees no GPU (or not that one): exit 2 with one sentence, before
+    any folder is made. CUDA is hidden by hand, so this runs the same on a machine with a GPU."""
+    from bgnet.cli.train import main
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["--config", "quick", *TINY, "--device", "cuda", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == "bgnet train: error: device cuda was asked for but torch sees no CUDA GPU\n"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert main(["--config", "quick", *TINY, "--device=cuda:1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == "bgnet train: error: device cuda:1 was asked for but torch sees 1 CUDA GPU\n"
+    assert not out.exists()
 
 
 def test_bad_config_is_refused_with_one_sentence(tmp_path):

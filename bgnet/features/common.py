@@ -3,8 +3,12 @@
 A feature set's row kernel ``encode_row(b, out, scratch)`` writes one board (26,)
 int8, seen from the side on roll, into one row of float32, with an int64 scratch
 array of shape ``SCRATCH_SHAPE`` that the caller allocates once per batch (or per
-thread). Kernels called across modules are ``inline="always"``: numba inlines them
-from their source, whereas a function it loaded from its cache is only called.
+thread). Small helpers called across modules are ``inline="always"``: numba inlines them
+from their source, whereas a function it loaded from its cache is only called. A row
+kernel itself is not: it is large, a call per row costs nothing measurable, and
+inlining it typed the whole encoder again inside every kernel that encodes (seconds
+of compilation each on the first run after an install). Constant arguments are
+passed as ``np.int64`` so that a helper compiles one signature, not one per literal.
 """
 
 from __future__ import annotations

@@ -93,17 +93,17 @@ def _structure_side(b, side, out, base):
     out[base + 6] = blocked / 6.0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def encode_row(b, out, scratch):
     """Set-1 features of board ``b`` into ``out[:WIDTH]`` (``scratch`` unused)."""
-    _raw_side(b, 0, out, 0)
-    _raw_side(b, 1, out, RAW_PER_SIDE)
+    _raw_side(b, np.int64(0), out, np.int64(0))
+    _raw_side(b, np.int64(1), out, np.int64(RAW_PER_SIDE))
     k = 2 * RAW_PER_SIDE
     out[k] = 1.0 if is_race(b) else 0.0
-    mine = _pips(b, 0)
-    theirs = _pips(b, 1)
+    mine = _pips(b, np.int64(0))
+    theirs = _pips(b, np.int64(1))
     out[k + 1] = mine / 100.0
     out[k + 2] = theirs / 100.0
     out[k + 3] = (theirs - mine) / 50.0
-    _structure_side(b, 0, out, k + 4)
-    _structure_side(b, 1, out, k + 11)
+    _structure_side(b, np.int64(0), out, np.int64(k + 4))
+    _structure_side(b, np.int64(1), out, np.int64(k + 11))

@@ -481,7 +481,7 @@ def _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, base):
     out[base + 15] = _enter_fail(o)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def encode_row(b, out, scratch):  # type: ignore[no-untyped-def]
     """Set-2 features of board ``b`` into ``out[:WIDTH]``; ``scratch`` (4, 26) int64 holds both sides' counts and
     escape rows."""
@@ -490,11 +490,11 @@ def encode_row(b, out, scratch):  # type: ignore[no-untyped-def]
     esc_c = scratch[2]
     esc_o = scratch[3]
     v1.encode_row(b, out, scratch)
-    _side_counts(b, 0, c)
-    _side_counts(b, 1, o)
+    _side_counts(b, np.int64(0), c)
+    _side_counts(b, np.int64(1), o)
     bits_c = _side_bits(c)
     bits_o = _side_bits(o)
     _escape_row(bits_c[1], esc_c)
     _escape_row(bits_o[1], esc_o)
-    _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, v1.WIDTH)
-    _expert_side_rows(o, c, esc_o, esc_c, bits_o, bits_c, out, v1.WIDTH + EXPERT_PER_SIDE)
+    _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, np.int64(v1.WIDTH))
+    _expert_side_rows(o, c, esc_o, esc_c, bits_o, bits_c, out, np.int64(v1.WIDTH + EXPERT_PER_SIDE))

@@ -7,9 +7,9 @@ on the 256-128 net). Each board is valued on its own, so a board's chances do no
 depend on which other boards share its batch (numpy's blocked products do), which
 makes caching a board's chances exact.
 
-It inlines another module's numba functions (the row kernels), whose later edits numba's
-on-disk cache does not notice here: ``bgnet.nets.fastnet`` checks the kernel against the
-numpy pass once per process and feature version before using it.
+It is compiled with another module's numba functions (the row kernels) linked in, whose
+later edits numba's on-disk cache does not notice here: ``bgnet.nets.fastnet`` checks the
+kernel against the numpy pass once per process and feature version before using it.
 """
 
 from __future__ import annotations

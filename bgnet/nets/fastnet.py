@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bgnet.core.errors import BgnetError
+from bgnet.core.first_run import wait_for_warm
 from bgnet.core.resources import cache_dir
 from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
@@ -101,6 +102,7 @@ def _fused_kernel_agrees(net: NumpyNet) -> bool:
     key = (net.feature_version, net.activation)
     ok = _FUSED_CHECKED.get(key)
     if ok is None:
+        wait_for_warm("net")  # a cold start's second process may be compiling this kernel: load it, don't compile it
         probe = _probe_boards()
         ok = bool(np.abs(net._fused_probs(probe) - net.dense_probs_of_boards(probe)).max() <= 1e-4)
         _FUSED_CHECKED[key] = ok

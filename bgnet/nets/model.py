@@ -105,6 +105,12 @@ class BgNet(nn.Module):
         return [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()) for m in self.linears()]
 
 
+def placement(net: nn.Module) -> tuple[torch.device, torch.dtype]:
+    """The device and dtype of ``net``'s weights: where its inputs must go and where a net built from it belongs."""
+    weight = next(net.parameters())
+    return weight.device, weight.dtype
+
+
 def git_revision() -> str:
     """The current git commit of the source tree, or "unknown"."""
     try:
@@ -212,7 +218,7 @@ class NetEvaluator:
         """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
         if len(boards) == 0:
             return np.zeros((0, 5), np.float32)
-        x = torch.from_numpy(encode(boards, version=self.net.config.feature_version)).to(self.device)
+        x = torch.from_numpy(encode(boards, version=self.net.config.feature_version)).to(*placement(self.net))
         return self.net(x).float().cpu().numpy()
 
     def evaluate(self, positions: list) -> list:
@@ -262,8 +268,8 @@ class NetSet:
         if len(boards) == 0:
             return out
         for net, rows in rows_by_scorer(boards, [self.net_for(k) for k in KINDS]):  # one forward pass per net
-            x = torch.from_numpy(encode(boards[rows], version=net.config.feature_version))
-            out[rows] = net(x).float().numpy()
+            x = torch.from_numpy(encode(boards[rows], version=net.config.feature_version)).to(*placement(net))
+            out[rows] = net(x).float().cpu().numpy()
         if self.bearoff and self._database():
             mask, exact = self._db.exact_probs(boards)
             out[mask] = np.asarray(exact, np.float32)[mask]
@@ -305,10 +311,10 @@ def widen(net: BgNet, feature_version: int) -> BgNet:
         raise ModelError(f"cannot widen a version {net.config.feature_version} net to version {feature_version}")
     config = ModelConfig(hidden=net.config.hidden, activation=net.config.activation, num_features=new,
                          feature_version=feature_version)
-    wide = BgNet(config)
+    wide = BgNet(config).to(*placement(net))
     state = {k: v.clone() for k, v in net.state_dict().items()}
     first = "body.0.weight" if net.config.hidden else "head.weight"
-    w = torch.zeros(state[first].shape[0], new, dtype=state[first].dtype)
+    w = torch.zeros(state[first].shape[0], new, dtype=state[first].dtype, device=state[first].device)
     w[:, :old] = state[first]
     state[first] = w
     wide.load_state_dict(state)
@@ -328,7 +334,8 @@ def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float 
     bias), and the next layer's weights of a unit and its copies are divided by their
     count, so that for any activation the outputs stay those of ``net``; then every
     unit's incoming weights get ``noise`` times their mean size of Gaussian noise, so
-    that copies can drift apart (``noise=0`` keeps the function exactly).
+    that copies can drift apart (``noise=0`` keeps the function exactly). The copy lies on ``net``'s
+    device with its dtype; the random choices are drawn on the CPU, so a seed gives the same net anywhere.
     """
     old = list(net.config.hidden)
     new = [int(h) for h in hidden]
@@ -336,20 +343,22 @@ def widen_hidden(net: BgNet, hidden: Sequence[int], seed: int = 0, noise: float 
     gen = torch.Generator().manual_seed(seed)
     config = ModelConfig(hidden=tuple(new), activation=net.config.activation, num_features=net.config.num_features,
                          feature_version=net.config.feature_version)
-    wide = BgNet(config)
+    device, dtype = placement(net)
+    wide = BgNet(config).to(device, dtype)
     linears_old = net.linears()
     linears_new = wide.linears()
-    incoming = torch.arange(net.config.num_features)  # which old input each new input of the layer copies
+    incoming = torch.arange(net.config.num_features)  # which old input each new input of the layer copies (CPU)
     counts = torch.ones(net.config.num_features)
     with torch.no_grad():
         for i, (lo, ln) in enumerate(zip(linears_old, linears_new)):
-            w = lo.weight[:, incoming] / counts[None, :]  # inputs that are copies share their unit's weight
+            # inputs that are copies share their unit's weight
+            w = lo.weight[:, incoming.to(device)] / counts.to(device, dtype)[None, :]
             if i < len(old):
                 pick = torch.cat([torch.arange(old[i]), torch.randint(0, old[i], (new[i] - old[i],), generator=gen)])
-                scale = w.abs().mean() if w.numel() else torch.tensor(0.0)
-                w_new = w[pick] + noise * scale * torch.randn(len(pick), w.shape[1], generator=gen)
-                ln.weight.copy_(w_new)
-                ln.bias.copy_(lo.bias[pick])
+                scale = w.abs().mean() if w.numel() else w.new_zeros(())
+                jitter = torch.randn(len(pick), w.shape[1], generator=gen).to(device, dtype)
+                ln.weight.copy_(w[pick.to(device)] + noise * scale * jitter)
+                ln.bias.copy_(lo.bias[pick.to(device)])
                 incoming, counts = pick, torch.bincount(pick, minlength=old[i]).float()[pick]
             else:
                 ln.weight.copy_(w)
@@ -361,7 +370,8 @@ def average_nets(nets: Sequence[BgNet]) -> BgNet:
     """The net whose every weight is the mean of ``nets``' (weight averaging of one run's checkpoints).
 
     Checkpoints of one TD run a few thousand games apart lie in one basin, and the noise of
-    a constant learning rate averages out; nets of different configs are refused.
+    a constant learning rate averages out; nets of different configs are refused. The mean lies on the first
+    net's device with its dtype.
     """
     if not nets:
         raise ModelError("no nets to average")
@@ -369,10 +379,11 @@ def average_nets(nets: Sequence[BgNet]) -> BgNet:
     for n in nets[1:]:
         if n.config != config:
             raise ModelError(f"nets to average must share one config: {n.config} differs from {config}")
-    mean = BgNet(config)
+    device, dtype = placement(nets[0])
+    mean = BgNet(config).to(device, dtype)
     states = [n.state_dict() for n in nets]
     with torch.no_grad():
-        mean.load_state_dict({k: torch.stack([s[k].float() for s in states]).mean(0) for k in states[0]})
+        mean.load_state_dict({k: torch.stack([s[k].to(device, dtype) for s in states]).mean(0) for k in states[0]})
     return mean.eval()
 
 
@@ -382,7 +393,8 @@ def committee_net(nets: Sequence[BgNet]) -> BgNet:
     The hidden layers are laid side by side with block-diagonal weights, so each member keeps its own
     units, and the head averages the members' heads. Unlike ``average_nets`` the members need not lie in
     one basin (nor share widths): the result is their exact committee, a wider net that every reader
-    loads and that training can go on from. The nets must share inputs, depth and activation.
+    loads and that training can go on from. The nets must share inputs, depth and activation; the result lies
+    on the first net's device with its dtype.
     """
     if not nets:
         raise ModelError("no nets to join")
@@ -396,14 +408,15 @@ def committee_net(nets: Sequence[BgNet]) -> BgNet:
     config = ModelConfig(hidden=tuple(sum(n.config.hidden[i] for n in nets) for i in range(depth)),
                          activation=first.activation, num_features=first.num_features,
                          feature_version=first.feature_version)
-    joined = BgNet(config)
+    device, dtype = placement(nets[0])
+    joined = BgNet(config).to(device, dtype)
     with torch.no_grad():
         for i, layer in enumerate(joined.linears()):
             layer.weight.zero_()
             layer.bias.zero_()
             row = col = 0  # where this member's block starts in the layer's outputs and inputs
             for member in nets:
-                w, b = member.linears()[i].weight, member.linears()[i].bias
+                w, b = (p.to(device, dtype) for p in (member.linears()[i].weight, member.linears()[i].bias))
                 rows = slice(None) if i == depth else slice(row, row + w.shape[0])
                 cols = slice(None) if i == 0 else slice(col, col + w.shape[1])
                 share = 1.0 / len(nets) if i == depth else 1.0

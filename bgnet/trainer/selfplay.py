@@ -25,7 +25,8 @@ import torch
 from bgnet.features.registry import FEATURE_SETS
 from bgnet.sim.duel import NeuralScorer, PubevalScorer, paired_duel
 from bgnet.trainer.learner import cosine_lr, fit
-from bgnet.nets.model import BgNet, CheckpointError, ModelConfig, net_from_checkpoint, read_checkpoint, save_checkpoint
+from bgnet.nets.model import (BgNet, CheckpointError, ModelConfig, net_from_checkpoint, placement, read_checkpoint,
+                              save_checkpoint)
 from bgnet.sim.selfplay import SelfPlay, Trajectory
 from bgnet.trainer.td import lambda_returns
 from bgnet.trainer.config import ConfigError, TrainConfig, build_config
@@ -65,6 +66,24 @@ def run_folder(cfg: TrainConfig, out: str | None, resume: str | None, now: float
     return Path("runs") / f"{cfg.run_name}__{cfg.seed}__{stamp}"
 
 
+def resolve_device(name: str) -> torch.device:
+    """The torch device ``name`` ("cpu", "cuda" or "cuda:N"); a ConfigError (one sentence) when this machine
+    lacks it, before any work starts."""
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ConfigError(f"device {name!r} is not cpu or cuda") from None
+    if device.type not in ("cpu", "cuda"):
+        raise ConfigError(f"device {name!r} is not cpu or cuda")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ConfigError(f"device {name} was asked for but torch sees no CUDA GPU")
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            raise ConfigError(f"device {name} was asked for but torch sees {count} CUDA GPU{'s' if count != 1 else ''}")
+    return device
+
+
 def use_torch_encoder(encoder: str, device: torch.device, feature_version: int = 1) -> bool:
     """Whether features are computed on the device (``encoder`` "torch", or "auto" off the CPU; sets with a torch
     encoder only)."""
@@ -86,11 +105,30 @@ def gammon_chance(t: Trajectory) -> float:
     return float(o[1] + o[3])
 
 
-def rng_states(learn_rng: np.random.Generator) -> dict[str, Any]:
-    """The torch and learner random states, checkpoint-ready."""
+def rng_states(learn_rng: np.random.Generator, cuda: bool = False) -> dict[str, Any]:
+    """The torch CPU and learner random states, checkpoint-ready, and with ``cuda`` (a run on a GPU) every CUDA
+    device's, so that a resumed GPU run draws the same numbers."""
     from bgnet.sim.selfplay import _encode_rng
 
-    return {"torch": torch.get_rng_state(), "learn": _encode_rng(learn_rng)}
+    states: dict[str, Any] = {"torch": torch.get_rng_state(), "learn": _encode_rng(learn_rng)}
+    if cuda:
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def restore_rng_states(states: dict[str, Any]) -> np.random.Generator:
+    """Set torch's random states from ``rng_states`` output and return the learner's generator.
+
+    CUDA states are restored on the devices this machine has (a checkpoint written without them, or on a
+    CPU, leaves CUDA's streams as seeded)."""
+    from bgnet.sim.selfplay import _decode_rng
+
+    torch.set_rng_state(states["torch"])
+    cuda = states.get("cuda")
+    if cuda is not None and torch.cuda.is_available():
+        for index, state in enumerate(list(cuda)[: torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(state, index)
+    return _decode_rng(states["learn"])
 
 
 @dataclass
@@ -122,20 +160,18 @@ class RunState:
         """Write the checkpoint to ``path`` (atomically, see ``bgnet.nets.model.save_checkpoint``)."""
         bb = np.concatenate(self.buf_boards) if self.buf_boards else np.zeros((0, 26), np.int8)
         bt = np.concatenate(self.buf_targets) if self.buf_targets else np.zeros((0, 5), np.float32)
+        on_gpu = placement(self.net)[0].type == "cuda"
         save_checkpoint(path, self.net, optimizer=self.optimizer.state_dict(), config=asdict(self.cfg),
-                        games=self.games, selfplay=self.play.state_dict(), rng_state=rng_states(self.learn_rng),
+                        games=self.games, selfplay=self.play.state_dict(), rng_state=rng_states(self.learn_rng, on_gpu),
                         buffer_boards=bb, buffer_targets=bt)
         return path
 
     def restore(self, ckpt: dict[str, Any]) -> None:
         """Continue exactly from a checkpoint written by ``save`` (the net's weights are already loaded)."""
-        from bgnet.sim.selfplay import _decode_rng
-
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.games = int(ckpt["games"])
         self.play.load_state_dict(ckpt["selfplay"])
-        torch.set_rng_state(ckpt["rng_state"]["torch"])
-        self.learn_rng = _decode_rng(ckpt["rng_state"]["learn"])
+        self.learn_rng = restore_rng_states(ckpt["rng_state"])
         if len(ckpt["buffer_boards"]):
             self.buf_boards = [np.asarray(ckpt["buffer_boards"], np.int8)]
             self.buf_targets = [np.asarray(ckpt["buffer_targets"], np.float32)]
@@ -153,9 +189,7 @@ def train(args: TrainOptions) -> int:
         cfg = build_config(None, base)
     else:
         cfg = build_config(args.config, overrides)
-    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError("device cuda was asked for but torch sees no CUDA GPU")
-    device = torch.device(cfg.device)
+    device = resolve_device(cfg.device)
     out_dir = run_folder(cfg, args.out, args.resume)
     out_dir.mkdir(parents=True, exist_ok=True)
 
