@@ -5,8 +5,8 @@ import pytest
 
 from bgnet.core.race import race_flags
 from bgnet.features.common import SCRATCH_SHAPE
-from bgnet.features.registry import (FEATURE_SETS, FEATURE_VERSION, FEATURE_VERSIONS, FeatureVersionError, encode,
-                                     feature_set, num_features)
+from bgnet.features.registry import (FEATURE_SETS, FEATURE_VERSION, FEATURE_VERSIONS, FeatureSet, FeatureVersionError,
+                                     encode, feature_set, num_features)
 from bgnet.features.v1 import RAW_PER_SIDE
 from bgnet.features.v1 import WIDTH as NUM_FEATURES
 from bgnet.core.position import Position
@@ -100,8 +100,9 @@ def test_registry_versions_and_torch_encoders() -> None:
 
     assert FEATURE_VERSIONS == tuple(sorted(FEATURE_SETS)) == (1, 2) and FEATURE_VERSION == 2
     assert feature_set(1).has_torch_encoder and feature_set(1).torch_encode_fn() is encode_torch
-    assert not feature_set(2).has_torch_encoder
+    assert feature_set(2).has_torch_encoder
+    numba_only = FeatureSet(version=9, width=1, encode_row=None)
     with pytest.raises(FeatureVersionError, match="no torch encoder"):
-        feature_set(2).torch_encode_fn()
+        numba_only.torch_encode_fn()
     with pytest.raises(FeatureVersionError, match="feature version 9 is not one of"):
         encode(np.array([START.board], np.int8), version=9)

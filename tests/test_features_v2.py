@@ -1,4 +1,7 @@
-"""Features v2 (expert inputs): each kernel on hand-made positions whose values are worked out here."""
+"""Features v2 (expert inputs): each kernel on hand-made positions whose values are worked out here, and the torch
+twin equal to the numba kernels on many positions."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -239,3 +242,139 @@ def test_widen_keeps_the_function(tmp_path):
     assert np.allclose(NetEvaluator(v1).probs_of_boards(boards), NetEvaluator(v2).probs_of_boards(boards), atol=1e-6)
     with pytest.raises(ValueError, match="cannot widen"):
         widen(v2, 1)
+
+
+# -- the torch twin (bgnet.features.v2_torch) ---------------------------------------------------------------------
+
+GOLDEN = Path(__file__).resolve().parent / "data" / "movegen.txt"
+
+
+def golden_boards() -> np.ndarray:
+    """The positions of tests/data/movegen.txt with their afterstates for each roll listed there, both sides on roll."""
+    from bgnet.core.movegen import generate_afterstates
+
+    rows = [line.split() for line in GOLDEN.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    boards = np.array([Position.from_position_id(pid).board for pid, _, _ in rows], np.int8)
+    dice = np.array([[int(d[0]), int(d[1])] for _, d, _ in rows], np.int8)
+    after, _ = generate_afterstates(boards, dice)
+    found = np.concatenate([boards, after])
+    return np.concatenate([found, -found[:, ::-1]])
+
+
+def random_boards(seed: int, n: int) -> np.ndarray:
+    """Boards with each side's 15 checkers spread at random over its points, bar and tray: blots, shots from the bar,
+    stacks and half-empty boards that games rarely reach."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((n, 26), np.int8)
+    for b in out:
+        mine = rng.multinomial(15, rng.dirichlet(np.full(26, rng.uniform(0.1, 2.0))))  # [0]: borne off
+        theirs = rng.multinomial(15, rng.dirichlet(np.full(26, rng.uniform(0.1, 2.0))))
+        b[1:26] = mine[1:26]
+        b[0] = -theirs[25]
+        for p in range(1, 25):
+            if b[p] == 0:
+                b[p] = -theirs[25 - p]
+    return out
+
+
+def made_boards() -> np.ndarray:
+    """Corner cases: closed boards with checkers on the bar, everything on the bar, empty sides, an empty board."""
+    closed = {p: 2 for p in range(1, 7)}
+    positions = [
+        Position.start(),
+        Position.from_points({25: 2, 13: 5, 8: 3, 6: 5}, {**closed, 13: 3}),
+        Position.from_points({**closed, 25: 3}, {**closed, 25: 3}),
+        Position.from_points({25: 15}, {25: 15}),
+        Position.from_points({25: 1, 6: 2, 5: 2, 4: 2, 3: 2, 2: 2, 1: 2}, {25: 2, 1: 13}),
+        Position.from_points({}, {6: 15}),
+        Position.from_points({1: 1}, {}),
+        Position.from_points({24: 1, 3: 1}, {20: 1, 2: 1}),
+    ]
+    return np.concatenate([np.array([p.board for p in positions], np.int8), np.zeros((1, 26), np.int8)])
+
+
+def all_boards(game_boards) -> np.ndarray:
+    return np.concatenate([golden_boards(), game_boards(3000, 11), random_boards(12, 3000), made_boards()])
+
+
+def assert_same_as_numba(boards: np.ndarray, device: str) -> None:
+    """The torch twin's features on ``device`` are the numba encoder's, bit for bit (set 1's prefix: see below)."""
+    import torch
+
+    from bgnet.features.v2_torch import encode_v2_torch
+
+    want = encode(boards, version=2)
+    got = encode_v2_torch(torch.from_numpy(boards).to(device))
+    assert got.device.type == device and got.dtype == torch.float32
+    got = got.cpu().numpy()
+    assert got.shape == want.shape == (len(boards), NUM_FEATURES_V2)
+    expert = np.s_[:, NUM_FEATURES_V1:]
+    assert np.array_equal(got[expert], want[expert]), np.argwhere(got[expert] != want[expert])[:5]  # (board, input)
+    # Set 1's prefix comes from its own twin (bgnet.features.encoding_torch), exact on the CPU; it divides by Python
+    # numbers, which CUDA computes as a product with a float32 reciprocal: within an ulp there.
+    prefix = np.s_[:, :NUM_FEATURES_V1]
+    if device == "cpu":
+        assert np.array_equal(got[prefix], want[prefix]), np.argwhere(got[prefix] != want[prefix])[:5]
+    else:
+        assert np.abs(got[prefix] - want[prefix]).max() <= 1e-6
+
+
+def test_the_boards_cover_every_kind_of_position(game_boards) -> None:
+    from bgnet.core.race import race_flags
+
+    boards = all_boards(game_boards)
+    x = encode(boards, version=2)[:, NUM_FEATURES_V1:]
+    race = race_flags(boards)
+    assert 100 < race.sum() < len(boards) - 100  # races and contact
+    assert (boards[:, 25] > 0).sum() > 100 and (boards[:, 0] < 0).sum() > 100  # either side on the bar
+    assert ((boards[:, 19:25] <= -2).all(1) & (boards[:, 25] > 0)).any()  # shut out: on the bar, his board closed
+    assert (np.clip(boards, 0, None).sum(1) < 15).sum() > 100 and (boards > 0).any(1).sum() < len(boards)  # off
+    assert (boards == 0).all(1).any()
+    assert (x[:, 1] > 0).sum() > 100 and (x[:, 15] == 1).any()  # double shots; a closed board to enter
+    assert len(np.unique(x[:, 11])) > 100  # many distinct variances
+
+
+def test_torch_twin_equals_numba_on_the_cpu(game_boards) -> None:
+    assert_same_as_numba(all_boards(game_boards), "cpu")
+
+
+@pytest.mark.cuda
+def test_torch_twin_equals_numba_on_cuda(game_boards) -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    assert_same_as_numba(all_boards(game_boards), "cuda")
+
+
+def test_v2_is_registered_with_its_torch_twin() -> None:
+    from bgnet.features.registry import feature_set
+    from bgnet.features.v2_torch import encode_v2_torch
+
+    assert feature_set(2).has_torch_encoder and feature_set(2).torch_encode_fn() is encode_v2_torch
+
+
+def test_training_encodes_v2_on_the_device_when_asked(game_boards) -> None:
+    """``encoder`` auto off the CPU (or torch) takes v2's torch path, and evaluation and fitting through it give the
+    numba path's numbers."""
+    import torch
+
+    from bgnet.nets.model import BgNet, ModelConfig
+    from bgnet.trainer.inference import TorchEvaluator
+    from bgnet.trainer.learner import fit
+    from bgnet.trainer.selfplay import use_torch_encoder
+
+    cpu = torch.device("cpu")
+    assert use_torch_encoder("auto", torch.device("cuda"), 2) and use_torch_encoder("torch", cpu, 2)
+    assert not use_torch_encoder("auto", cpu, 2) and not use_torch_encoder("numba", torch.device("cuda"), 2)
+    boards = game_boards(256, 13)
+    torch.manual_seed(3)
+    nets = [BgNet(ModelConfig.for_features([16], "relu", 2)) for _ in range(2)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    on_device = TorchEvaluator(nets[0], cpu, on_device=True).probs_of_boards(boards)
+    on_host = TorchEvaluator(nets[0], cpu, threads=2).probs_of_boards(boards)  # numba features, torch net
+    assert on_device.shape == (256, 5) and np.array_equal(on_device, on_host)
+    targets = np.random.default_rng(4).random((256, 5)).astype(np.float32)
+    losses = [fit(net, torch.optim.SGD(net.parameters(), lr=0.1), boards, targets, 64, 2, np.random.default_rng(5), cpu,
+                  encode_on_device=flag) for net, flag in zip(nets, (True, False))]
+    assert losses[0] == losses[1] and all(torch.equal(a, b) for a, b in zip(nets[0].parameters(), nets[1].parameters()))

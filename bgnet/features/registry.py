@@ -3,10 +3,10 @@
 A net's ``ModelConfig.feature_version`` names its set here; the model, the fast
 evaluator's fused kernel, the trainer's config checks and its choice of encoder all
 read ``FEATURE_SETS`` instead of branching on version numbers. To add a set, write
-one module (``bgnet.features.v2`` is the pattern: a ``WIDTH`` and an ``encode_row``
-kernel, ``inline="always"``) and register it below: its ``FeatureSet`` and its branch
+one module (``bgnet.features.v2`` is the pattern: a ``WIDTH`` and a plain ``encode_row``
+kernel) and register it below: its ``FeatureSet`` and its branch
 of ``encode_row``, the numba side of the registry, through which the batch encoders
-here and ``bgnet.nets._net_kernels.net_probs`` call the set's kernel inlined.
+here and ``bgnet.nets._net_kernels.net_probs`` call the set's kernel.
 
 Numba's on-disk cache of a kernel in another module does not see a set registered or
 edited here; ``bgnet.nets.fastnet`` checks its fused kernel against the plain encoder
@@ -87,7 +87,8 @@ FEATURE_SETS: dict[int, FeatureSet] = {
     fs.version: fs for fs in (
         FeatureSet(version=1, width=v1.WIDTH, encode_row=v1.encode_row,
                    torch_encoder="bgnet.features.encoding_torch:encode_torch"),
-        FeatureSet(version=2, width=v2.WIDTH, encode_row=v2.encode_row),
+        FeatureSet(version=2, width=v2.WIDTH, encode_row=v2.encode_row,
+                   torch_encoder="bgnet.features.v2_torch:encode_v2_torch"),
     )
 }
 """Every feature set this bgnet computes, by version: the one place a new set is registered."""

@@ -85,7 +85,7 @@ class TrainConfig:
     max_plies: int = 600
     """Plies after which a game is abandoned (it does not train)."""
     feature_version: int = 1
-    """Input features of a new net (bgnet.features.registry): 1 (the shipped net's) or 2 (with the expert inputs; numba only)."""
+    """Input features of a new net (bgnet.features.registry): 1 or 2 (with the expert inputs; the release's)."""
     backend: str = "local"
     """Where self-play runs: "local" (this process) or "ray" (``workers`` Ray actors; bgnet.trainer.distributed)."""
     workers: int = 1

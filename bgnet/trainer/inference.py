@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from bgnet.features.encoding import encode
+from bgnet.features.encoding import encode, feature_set
 from bgnet.nets.fastnet import NumpyNet
 from bgnet.nets.model import BgNet
 
@@ -19,8 +19,8 @@ class TorchEvaluator:
     kernel on a copy of the current weights (remade whenever the optimizer has
     changed them): about twice the speed of torch's dense products here, where
     self-play's forward passes are most of a training run. Elsewhere features are
-    computed on the device with ``on_device`` (``bgnet.features.encoding_torch``, version-1
-    features), else on the host with ``threads`` numba threads, and torch runs the net.
+    computed on the device with ``on_device`` (the torch encoder of the net's feature set),
+    else on the host with ``threads`` numba threads, and torch runs the net.
     """
 
     def __init__(self, net: BgNet, device: torch.device, threads: int = 1, on_device: bool = False) -> None:
@@ -37,8 +37,7 @@ class TorchEvaluator:
         if self.device.type == "cpu" and self.threads == 1 and not self.on_device:
             return self._numpy_net().probs_of_boards(boards)
         if self.on_device:
-            from bgnet.features.encoding_torch import encode_torch
-
+            encode_torch = feature_set(self.net.config.feature_version).torch_encode_fn()
             x = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(self.device, non_blocking=True))
         else:
             x = torch.from_numpy(encode(boards, self.threads, self.net.config.feature_version)).to(

@@ -13,7 +13,7 @@ import torch
 
 from bgnet.core.errors import BgnetError
 from bgnet.core.probs import equities
-from bgnet.features.encoding import encode
+from bgnet.features.encoding import encode, feature_set
 from bgnet.nets.model import BgNet
 
 
@@ -86,8 +86,7 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
     if group > 1 and (n % group or minibatch % group):
         raise FitError(f"{n} rows and minibatch {minibatch} must both be multiples of the group size {group}")
     if encode_on_device:
-        from bgnet.features.encoding_torch import encode_torch
-
+        encode_torch = feature_set(net.config.feature_version).torch_encode_fn()
         x_all = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(device))
     else:
         x_all = torch.from_numpy(encode(boards, version=net.config.feature_version)).to(device)

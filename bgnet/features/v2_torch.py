@@ -1,0 +1,175 @@
+"""Feature set 2 (``bgnet.features.v2``) computed with torch ops, on whatever device the boards are on.
+
+Set 1's inputs come from its torch twin (``bgnet.features.encoding_torch``); the 2 x 16
+expert inputs are computed here for a whole batch at once, one function per family,
+by the rules of v2's numba kernels: escapes are looked up in v2's own table (moved to
+the device once), shots are decided per blot and roll, then reduced over the blots.
+Each input is an integer ratio (a count over a constant, or, for the variance, the
+pip loss and the squares, a ratio of two integers) divided once in float32: that
+rounds the exact ratio, and so does the numba kernel, whose few float64 operations err
+far less than such a ratio (small denominators) lies from a float32 rounding boundary.
+So the features are equal, bit for bit, and no float64 is needed.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from bgnet.features import v2
+from bgnet.features.encoding_torch import _sides, encode_torch
+from bgnet.features.v2 import EXPERT_PER_SIDE, WIDTH
+
+__all__ = ["encode_v2_torch"]
+
+_PAIRS = [(a, d) for a in range(1, 7) for d in range(a + 1, 7)]
+"""The 15 non-double rolls (dice a < d); the 6 doubles come first in a roll axis of 21, as in v2's roll masks."""
+
+
+def _constants(device: torch.device) -> dict[str, torch.Tensor]:
+    """Shift amounts, weights and v2's escape table on ``device``, made on first use there."""
+    consts = _CONSTANTS.get(device)
+    if consts is None:
+        consts = {
+            "escapes": torch.from_numpy(v2._ESCAPES),
+            "base": 25 - torch.arange(1, 26),  # the blocker's number of the point before a mover's p = 1..25
+            "pow2": 1 << torch.arange(26),
+            "die": torch.arange(1, 7),
+            "die_a": torch.tensor([a for a, _ in _PAIRS]),
+            "die_d": torch.tensor([d for _, d in _PAIRS]),
+            "roll_weight": torch.tensor([1] * 6 + [2] * len(_PAIRS)),  # rolls of 36 each of the 21 stands for
+            "point": torch.arange(26),
+        }
+        consts = {k: v.to(device) for k, v in consts.items()}
+        _CONSTANTS[device] = consts
+    return consts
+
+
+_CONSTANTS: dict[torch.device, dict[str, torch.Tensor]] = {}
+
+
+def _ratio(num: torch.Tensor, den: torch.Tensor | int) -> torch.Tensor:
+    """num / den in float32 for integers below 2**24: one correctly rounded division of the exact ratio.
+
+    The divisor is a tensor on the device: CUDA divides by a Python number as a product with
+    its float32 reciprocal, which is an ulp off for many ratios (n / 100 among them).
+    """
+    divisor = den.float() if isinstance(den, torch.Tensor) else torch.full((), float(den), device=num.device)
+    return num.float() / divisor
+
+
+def _bits(mask: torch.Tensor, k: dict[str, torch.Tensor]) -> torch.Tensor:
+    """(N,) int64 with bit i + 1 set where ``mask`` (N, m) is True at column i (m <= 25): points 1..m as bits."""
+    return (mask.long() * k["pow2"][1:mask.shape[1] + 1]).sum(1)
+
+
+def _high_bit(x: torch.Tensor) -> torch.Tensor:
+    """Index of the highest set bit of each x (0 <= x < 2**32), 0 for x == 0: the bits below it smeared, then counted
+    (SWAR sums)."""
+    for shift in (1, 2, 4, 8, 16):
+        x = x | (x >> shift)
+    x = x >> 1
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) >> 24) & 0xFF
+
+
+def _escape_rows(held: torch.Tensor, k: dict[str, torch.Tensor]) -> torch.Tensor:
+    """(N, 26): escapes (of 36) of a mover's checker on each of its points p = 1..25 against the blocker's held-point
+    bits ``held`` (N,), its own numbering; column 0 is 36 (no checker, nothing blocks it). v2's ``_escapes_bits``."""
+    hb, base = held.unsqueeze(1), k["base"]
+    keys = (hb >> (base + 1)) & 0xFFF  # 1..12 pips ahead, then the far steps of doubles (v2's _FAR)
+    for i, far in enumerate(v2._FAR):
+        keys = keys | (((hb >> (base + far)) & 1) << (12 + i))
+    rows = k["escapes"][keys].long()
+    return torch.cat([rows.new_full((len(rows), 1), 36), rows], dim=1)
+
+
+def _shots(c: torch.Tensor, o: torch.Tensor, k: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """(p1, p2, pip loss) of v2's ``_shots``: O's rolls hitting one / two of S's blots and the pips S loses.
+
+    For each of the 21 rolls, a mask of the blots it hits, bit t for S's blot on O's point t
+    (S's 25 - t): O's checkers D pips above the blots are O's occupied bits shifted down D.
+    """
+    ob = _bits(o[:, 1:26] > 0, k).unsqueeze(1)  # O's checkers on its points 1..24, bar 25
+    sb = _bits((c[:, 1:25] >= 2).flip(1), k).unsqueeze(1)  # S's points, on O's numbering
+    blots = _bits((c[:, 1:25] == 1).flip(1), k).unsqueeze(1)
+    # Doubles: the first O checker on t + j * d (j <= 4) with no S point on the steps before it.
+    d = k["die"]
+    within = [ob >> d]  # within[K - 1]: blots a double d hits in K steps or fewer
+    open_path = ~(sb >> d)
+    for j in range(2, 5):
+        within.append(within[-1] | ((ob >> (j * d)) & open_path))
+        open_path = open_path & ~(sb >> (j * d))
+    within = [w & blots for w in within]  # (N, 6) each
+    # Non-doubles: either die directly, or both through a point S does not hold.
+    a, b = k["die_a"], k["die_d"]
+    first = (ob >> a) & blots
+    second = (ob >> b) & blots
+    both = (ob >> (a + b)) & ~((sb >> a) & (sb >> b)) & blots
+    hits = torch.cat([within[3], first | second | both], dim=1)  # (N, 21)
+    weight = k["roll_weight"]
+    p1 = ((hits != 0) * weight).sum(1)
+    loss = (_high_bit(hits) * weight).sum(1)  # a roll costs the pips of the farthest-back blot it hits: the largest t
+
+    def one(x: torch.Tensor) -> torch.Tensor:
+        return x != 0
+
+    def two(x: torch.Tensor) -> torch.Tensor:
+        return (x & (x - 1)) != 0
+
+    same_single = one(first) & ~two(first) & one(second) & ~two(second) & one(first & second)
+    two_dice = one(first) & one(second) & ~same_single
+    two_steps = two(within[0]) | (one(within[0]) & two(within[2])) | two(within[1])
+    p2 = (torch.cat([two_steps, two_dice], dim=1) * weight).sum(1)
+    return p1, p2, loss
+
+
+def _expert_side(c: torch.Tensor, o: torch.Tensor, esc_c: torch.Tensor, esc_o: torch.Tensor,
+                 k: dict[str, torch.Tensor]) -> torch.Tensor:
+    """S's 16 expert inputs (N, 16) as v2's ``_expert_side_rows``: S = counts ``c``, O = ``o`` (N, 26), with the
+    escape rows of a checker against S's points (``esc_c``) and O's (``esc_o``)."""
+    point = k["point"]
+    p1, p2, loss = _shots(c, o, k)
+    rear = (point * (c > 0)).amax(1)  # 25 = bar, 0 = none
+    rear_o = (point * (o > 0)).amax(1)
+    contained = 36 - esc_c[:, 15:25].amin(1)
+    behind = (point - (25 - rear_o).unsqueeze(1)).clamp(min=0)
+    break_contact = (c * behind)[:, 1:].sum(1) * (rear_o > 0)
+    held = c[:, 1:25] >= 2  # (N, 24): points 1..24
+    back = (point[1:25] * held).amax(1)
+    forward = torch.where(held[:, 12:], point[13:25], 25).amin(1)  # lowest held of 13..24; 25: none
+    mobility = (c[:, 1:] * esc_o[:, 1:]).sum(1)
+    n = c[:, 1:].sum(1)
+    s = (c * point)[:, 1:].sum(1)
+    q = (c * point * point)[:, 1:].sum(1)
+    timing = (c[:, 7:] * (point[7:] - 6)).sum(1) + ((c[:, 2:7] - 2).clamp(min=0) * (point[2:7] - 1)).sum(1)
+    backbone = torch.stack([(held[:, :24 - j] & held[:, j:]).sum(1) for j in range(1, 7)]).sum(0)  # pairs j apart
+    pts = c[:, 1:25]
+    free_pips = 25 * c[:, 25] + (point[1:25] * ((pts == 1).long() + (pts - 2).clamp(min=0))).sum(1)
+    closed = (o[:, 1:7] >= 2).sum(1)
+    feats = [
+        _ratio(p1, 36), _ratio(p2, 36), _ratio(loss, 36 * 12),
+        _ratio(esc_o.gather(1, rear.unsqueeze(1)).squeeze(1), 36),
+        _ratio(contained, 36), _ratio(contained * contained, 36 * 36),
+        _ratio(break_contact, 100), _ratio(rear, 25), _ratio(back, 24), _ratio(25 - forward, 12),
+        _ratio(mobility, 15 * 36),
+        _ratio(n * q - s * s, 100 * (n * n).clamp(min=1)),  # variance = (n * sum p^2 - (sum p)^2) / n^2
+        _ratio(timing, 100), _ratio(backbone, 20), _ratio(free_pips, 100), _ratio(closed * closed, 36),
+    ]
+    return torch.stack(feats, dim=1)
+
+
+def encode_v2_torch(boards: torch.Tensor) -> torch.Tensor:
+    """Set-2 features (N, WIDTH) float32 for int8 boards (N, 26), each seen from its side on roll, on their device."""
+    k = _constants(boards.device)
+    mine, theirs = _sides(boards)
+    zero = mine.new_zeros(len(mine), 1)
+    c = torch.cat([zero, mine], dim=1).long()  # own numbering: points 1..24, bar 25 (column 0 unused)
+    o = torch.cat([zero, theirs], dim=1).long()
+    esc_c = _escape_rows(_bits(c[:, 1:25] >= 2, k), k)  # an O checker against S's points
+    esc_o = _escape_rows(_bits(o[:, 1:25] >= 2, k), k)  # an S checker against O's points
+    out = torch.cat([encode_torch(boards), _expert_side(c, o, esc_c, esc_o, k), _expert_side(o, c, esc_o, esc_c, k)],
+                    dim=1)
+    assert out.shape[1] == WIDTH and EXPERT_PER_SIDE == 16
+    return out
