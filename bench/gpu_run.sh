@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one prepared call for a lent GPU machine (docs/TRAINING.md, "On a GPU"): from the repository root,
 #   bash bench/gpu_run.sh            (everything goes under $OUT, default runs/gpu_run)
-# It sets up a venv with the machine's CUDA build of torch, runs the CUDA tests, the move-generation and self-play
+# It uses the machine's python3 (its CUDA build of torch), runs the CUDA tests, the move-generation and self-play
 # benchmarks (numba path and torch path, same run), the labelling benchmark, then trains from the released net
 # with configs/gpu.toml for the minutes left (TRAIN_MINUTES, default 6), writing checkpoints, TensorBoard logs
 # and figures.json under $OUT. Each step's output is kept even when a later step fails.
@@ -12,12 +12,11 @@ mkdir -p "$OUT"
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
 
 log "machine"; { nvidia-smi; nproc; free -g; python3 --version; } > "$OUT/machine.txt" 2>&1
-if [ ! -x .venv/bin/python ]; then
-    log "venv"
-    python3 -m venv .venv && .venv/bin/pip install -q torch && .venv/bin/pip install -q -e '.[dev,ref]' \
-        > "$OUT/install.txt" 2>&1
-fi
-PY=.venv/bin/python
+# The lent machine reaches no package index: use its python3, which holds torch (CUDA), numba, numpy, pytest and
+# tensorboard, with this checkout on the path (PY=... overrides, e.g. a venv on a machine that has one).
+PY="${PY:-python3}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+$PY -m pip list 2>/dev/null | grep -i -E "^(torch|numba|numpy|pytest|tensorboard|gnubg) " > "$OUT/packages.txt"
 $PY -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))" \
     > "$OUT/torch.txt" 2>&1
 log "CUDA tests"; $PY -m pytest -q -m cuda -p no:cacheprovider > "$OUT/pytest_cuda.txt" 2>&1
