@@ -144,6 +144,27 @@ def test_gnubg_needs_its_package() -> None:
     assert agent.choose_move(START, (3, 1)) in legal_moves(START, (3, 1))
 
 
+def test_gnubg_filtered_plays_gnubgs_own_search_in_duels() -> None:
+    """``gnubg-filtered@ply`` has no batch scorer, so duels ask its ``choose_move`` (gnubg's filtered search) on the
+    game loop; at 0 ply it picks the plays ``gnubg@0``'s scorer picks, and a paired duel between them is even."""
+    pytest.importorskip("gnubg_nn")
+    from bgnet.play.agents import GnubgAgent
+    from bgnet.sim.duel import play_cubeless, summarise_outcomes
+    from bgnet.sim.runner import DuelSpec, engine, run_duel
+
+    deep = load_agent("gnubg-filtered@1")
+    assert isinstance(deep, GnubgAgent) and deep.filtered and deep.ply == 1 and deep.name == "gnubg-filtered@1"
+    assert deep.batch_scorer() is None and load_agent("gnubg@1").batch_scorer() is not None
+    assert engine(DuelSpec("gnubg-filtered@0", "gnubg@0", 1)) == "game loop"
+    assert engine(DuelSpec("gnubg@0", "gnubg@0", 1)) == "vectorised"
+    assert deep.choose_move(START, (6, 5)) in legal_moves(START, (6, 5))
+
+    filtered = run_duel(DuelSpec("gnubg-filtered@0", "gnubg@0", 6, seed=3), progress=False)
+    scorer = load_agent("gnubg@0").batch_scorer()
+    same = summarise_outcomes(play_cubeless(scorer, scorer, range(6), 3))
+    assert filtered.games == 12 and filtered.points == same.points and filtered.ppg == 0.0
+
+
 def test_the_one_line_user_api() -> None:
     """``bgnet.load_agent(...)``, ``agent.hint(pos, "31")`` with Move objects, ``agent.cube(pos, state)``."""
     import json

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, TextIO
 from numba.core import event
 
 NOTICE = ("first run on this machine: compiling the move generator, features and net kernels "
-          "(up to half a minute, once)")
+          "(about 10 seconds on two cores, once)")
 """The line printed before the first kernel compiles (after ``PROG: ``)."""
 COMPILE_EVENT = "numba:compile"
 """numba's event for compiling one signature of a dispatcher (not fired when it loads from its cache)."""

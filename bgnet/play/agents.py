@@ -2,7 +2,8 @@
 
 ``load_agent(spec)`` understands ``random``, ``pubeval``, a checkpoint path with an
 optional ``@ply`` (``checkpoints/bgnet.pt@2``), ``default`` (the shipped net),
-``gnubg[@ply]`` (needs the optional ``gnubg-nn`` package) and ``netset:PATH[@ply]``
+``gnubg[@ply]`` (needs the optional ``gnubg-nn`` package; ``gnubg-filtered[@ply]``
+plays gnubg's own filtered search instead) and ``netset:PATH[@ply]``
 (a checkpoint's nets by kind run by torch, ``bgnet.play.netset_agent``). Each is an
 ``AgentKind`` in ``AGENT_KINDS``: how to recognise its specs and how to make the player,
 so a new kind of player is one module and one ``AgentKind``. ``BaseAgent`` gives
@@ -149,9 +150,14 @@ class _GnubgEvaluator:
 
 
 class GnubgAgent(BaseAgent):
-    """GNU Backgammon's neural nets through the optional ``gnubg-nn`` package (its own search depth)."""
+    """GNU Backgammon's neural nets through the optional ``gnubg-nn`` package (its own search depth).
 
-    def __init__(self, ply: int = 0) -> None:
+    Duels rank every play at ``ply`` through gnubg's probabilities (``batch_scorer``); with
+    ``filtered`` they ask ``choose_move`` instead: gnubg's own search, with its move filters,
+    as GNU Backgammon plays at that depth (much faster than every play at 1 or 2 plies).
+    """
+
+    def __init__(self, ply: int = 0, filtered: bool = False) -> None:
         try:
             import gnubg_nn
         except ImportError:
@@ -160,7 +166,8 @@ class GnubgAgent(BaseAgent):
         self.gnubg = gnubg_nn
         self.ply = check_ply(ply)  # gnubg's own depth: its probabilities and plays are already this deep
         self.evaluator = _GnubgEvaluator(gnubg_nn, ply)
-        self.name = f"gnubg@{ply}"
+        self.filtered = filtered
+        self.name = f"gnubg-filtered@{ply}" if filtered else f"gnubg@{ply}"
 
     def evaluate(self, pos: Position, state: MatchState | None = None) -> Probs:
         """gnubg's chances at its own depth (no bgnet search on top)."""
@@ -188,8 +195,10 @@ class GnubgAgent(BaseAgent):
         raise AgentPlayError(f"gnubg's play {pairs} for {d1}{d2} in {pos.position_id()} is not among bgnet's legal "
                              "plays")
 
-    def batch_scorer(self) -> BatchScorer:
-        """``NeuralScorer`` over gnubg's probabilities."""
+    def batch_scorer(self) -> BatchScorer | None:
+        """``NeuralScorer`` over gnubg's probabilities; None when ``filtered`` (duels then play ``choose_move``)."""
+        if self.filtered:
+            return None
         from bgnet.play.scorers import NeuralScorer
 
         return NeuralScorer(self._needs_evaluator("plays"))
@@ -249,7 +258,8 @@ def _checkpoint_agent(spec: AgentSpec) -> BaseAgent:
 AGENT_KINDS: list[AgentKind] = [
     AgentKind("random", _named("random"), lambda spec: RandomAgent(spec.seed)),
     AgentKind("pubeval", _named("pubeval"), lambda spec: PubevalAgent()),
-    AgentKind("gnubg", _named("gnubg"), lambda spec: GnubgAgent(spec.ply)),
+    AgentKind("gnubg", _named("gnubg", "gnubg-filtered"),
+              lambda spec: GnubgAgent(spec.ply, filtered=spec.name.lower() == "gnubg-filtered")),
     AgentKind("default", _named("default", "bgnet", ""), lambda spec: NeuralAgent(DEFAULT_CHECKPOINT, spec.ply)),
     AgentKind("netset:PATH", lambda name: name.lower().startswith(NETSET_PREFIXES), _netset_agent),
     AgentKind("an existing checkpoint file", lambda name: True, _checkpoint_agent),

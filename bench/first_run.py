@@ -1,0 +1,73 @@
+"""The first ``bgnet hint`` after an install: wall and CPU seconds with empty caches, then the runs after it.
+
+Each repeat gives ``bgnet hint 4HPwATDgc/ABMA 31`` a fresh numba cache (``NUMBA_CACHE_DIR``) and a fresh bgnet
+cache (``BGNET_CACHE``: no weight cache, no bear-off database), as after ``pip install`` in a new venv, and runs
+it three times: cold, second, third. It does so with the cold start's second process (``bgnet.app.warm``) and
+without it (``BGNET_NO_WARM=1``), alternating, so both are measured in the same conditions.
+
+    python bench/first_run.py [--repeats 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+COMMAND = [sys.executable, "-m", "bgnet.cli.main", "hint", "4HPwATDgc/ABMA", "31"]
+
+
+def timed_run(env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(COMMAND, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def one_install(warm: bool) -> list[tuple[float, float]]:
+    """Three runs on fresh caches: cold, second, third."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "NUMBA_CACHE_DIR": os.path.join(tmp, "numba"), "BGNET_CACHE": os.path.join(tmp, "bg")}
+        env.pop("BGNET_NO_WARM", None)
+        if not warm:
+            env["BGNET_NO_WARM"] = "1"
+        return [timed_run(env) for _ in range(3)]
+
+
+def main() -> int:
+    """Time the repeats and print medians."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    runs: dict[str, list[list[tuple[float, float]]]] = {"second_process": [], "one_process": []}
+    for _ in range(args.repeats):
+        runs["second_process"].append(one_install(True))
+        runs["one_process"].append(one_install(False))
+    out = {"cpus": os.cpu_count(), "repeats": args.repeats}
+    for name, rs in runs.items():
+        for i, label in enumerate(("cold", "second", "third")):
+            out[f"{name}_{label}_wall_s"] = round(statistics.median(r[i][0] for r in rs), 2)
+            out[f"{name}_{label}_cpu_s"] = round(statistics.median(r[i][1] for r in rs), 2)
+        out[f"{name}_cold_wall_all"] = [round(r[0][0], 2) for r in rs]
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for name in runs:
+            print(f"{name:15s} cold {out[f'{name}_cold_wall_s']:6.2f} s wall ({out[f'{name}_cold_cpu_s']:.2f} s CPU; "
+                  f"all {out[f'{name}_cold_wall_all']}), second {out[f'{name}_second_wall_s']:.2f} s, "
+                  f"third {out[f'{name}_third_wall_s']:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
