@@ -6,7 +6,14 @@ its 2-ply search with the last level pruned to pubeval's best K plays of each ro
 (``bgnet.trainer.labels.evaluate_pruned``, ``--label ply2 --label-top K``), and the full 2-ply search, and prints
 each one's equity RMS and mean difference from the full 2-ply values of the same positions.
 
+With ``--device`` it also times the torch search (``bgnet.play.search_torch.label_boards_torch``, what the rounds'
+``--device`` labels with) on that device next to the numba search on one core, at 1 and 2 plies, in labels a
+second, and prints the largest difference between their chances on the same positions (``--device-scale K``
+times the torch search on K copies of them, to fill a GPU; ``--batch`` sets its positions a chunk; ``--tops ""``
+leaves out the pruned rows).
+
     python bench/labels.py [--model checkpoints/bgnet.pt] [--positions 100] [--tops 6,10] [--seed 5]
+        [--device cpu|cuda [--device-scale K] [--batch N]]
 """
 
 from __future__ import annotations
@@ -23,10 +30,13 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from bgnet.cli.parser import run_command  # noqa: E402
 from bgnet.nets.model import net_from_checkpoint, read_checkpoint  # noqa: E402
 from bgnet.core.probs import equities  # noqa: E402
 from bgnet.trainer.labels import evaluate_pruned  # noqa: E402
 from bgnet.play.search import evaluate_boards  # noqa: E402
+from bgnet.play.search_torch import label_boards_torch  # noqa: E402
+from bgnet.trainer.selfplay import resolve_device  # noqa: E402
 from bgnet.trainer.inference import probs_fn_of  # noqa: E402
 from bgnet.trainer.round_positions import candidate_positions, collect_positions  # noqa: E402
 
@@ -42,20 +52,52 @@ def timed(label: Callable[[np.ndarray], np.ndarray], boards: np.ndarray) -> tupl
     return equities(probs.astype(np.float32)), (time.perf_counter() - t) * 1000 / len(boards)
 
 
+def device_rows(net: torch.nn.Module, fn: Callable[[np.ndarray], np.ndarray], boards: np.ndarray,
+                device: torch.device, scale: int, batch: int | None) -> None:
+    """Print labels a second of the numba search (one core) and the torch search on ``device`` at 1 and 2 plies,
+    and the largest difference of their chances on ``boards``."""
+    copies = f", the torch one on {scale} copies of them" if scale > 1 else ""
+    print(f"\nnumba search on one core vs torch search on {device} ({len(boards)} positions{copies}; chunks of "
+          f"{batch or 'the default number of'} positions)")
+    print(f"{'label':<8} {'numba labels/s':>15} {'torch labels/s':>15} {'speed-up':>9} {'max |diff|':>11}")
+    many = np.tile(boards, (scale, 1))
+    for ply in (1, 2):
+        evaluate_boards(fn, boards[:4], ply)
+        t = time.perf_counter()
+        want = np.concatenate([evaluate_boards(fn, boards[s:s + BATCH], ply) for s in range(0, len(boards), BATCH)])
+        numba_rate = len(boards) / (time.perf_counter() - t)
+        label_boards_torch(net, boards[:4], ply, device, batch)  # warm-up: the device, its kernels
+        t = time.perf_counter()
+        got = label_boards_torch(net, many, ply, device, batch)[:len(boards)]  # ends on the host: the device is done
+        torch_rate = len(many) / (time.perf_counter() - t)
+        print(f"{ply}-ply{'':<3} {numba_rate:>15.1f} {torch_rate:>15.1f} {torch_rate / numba_rate:>8.2f}x "
+              f"{np.abs(got - want).max():>11.2e}")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; a device this machine lacks is one sentence and exit status 2."""
+    return run_command("bench/labels.py", lambda: bench(argv))
+
+
+def bench(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=str(ROOT / "checkpoints" / "bgnet.pt"))
     ap.add_argument("--positions", type=int, default=100)
     ap.add_argument("--tops", default="6,10", help="the K of the pruned 2-ply rows, comma-separated")
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--device", default="", help="also time the torch search on this device (cpu, cuda)")
+    ap.add_argument("--device-scale", type=int, default=1, help="the torch search times this many copies")
+    ap.add_argument("--batch", type=int, default=None, help="positions a chunk of the torch search")
     args = ap.parse_args(argv)
+    device = resolve_device(args.device) if args.device else None  # one sentence when this machine lacks it
     torch.set_num_threads(1)
-    fn = probs_fn_of(net_from_checkpoint(read_checkpoint(args.model), f"checkpoint {args.model!r}"))
+    net = net_from_checkpoint(read_checkpoint(args.model), f"checkpoint {args.model!r}")
+    fn = probs_fn_of(net)
     boards = collect_positions(fn, args.positions, args.seed)
     cands = candidate_positions(fn, boards, 4, args.positions, args.seed + 1, grouped=True)
     full, full_ms = timed(lambda b: evaluate_boards(fn, b, 2), cands)
     rows = [("1-ply", *timed(lambda b: evaluate_boards(fn, b, 1), cands))]
-    for k in (int(t) for t in args.tops.split(",")):
+    for k in (int(t) for t in args.tops.split(",") if t.strip()):
         def pruned(b: np.ndarray, k: int = k) -> np.ndarray:
             return evaluate_pruned(fn, b, 2, k)
         rows.append((f"2-ply, last level pubeval's best {k}", *timed(pruned, cands)))
@@ -64,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, eq, ms in rows:
         print(f"{name:<36} {ms:>14.1f} {np.sqrt(np.mean((eq - full) ** 2)):>15.4f} {np.mean(eq - full):>+10.4f}")
     print(f"{'2-ply (every play)':<36} {full_ms:>14.1f} {0:>15.4f} {0:>+10.4f}")
+    if device is not None:
+        device_rows(net, fn, cands, device, args.device_scale, args.batch)
     return 0
 
 

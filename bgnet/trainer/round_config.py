@@ -16,14 +16,15 @@ import numpy as np
 from bgnet.core.errors import BgnetError
 from bgnet.features.encoding import KINDS
 from bgnet.trainer.learner import check_loss
+from bgnet.trainer.selfplay import resolve_device
 
 LABELS = ("ply1", "ply2", "rollout")
 """How a round labels its positions: the net's own 1-ply or 2-ply search, or its rollouts."""
 ROUND_KINDS = ("all", *KINDS)
 """The nets a round may fit: one net for every position, or one kind's net of a NetSet."""
-FREE_SETTINGS = ("rounds", "workers", "fit_window")
+FREE_SETTINGS = ("rounds", "workers", "fit_window", "device")
 """Settings that may change between sittings of one run: rounds and workers change nothing a round computes,
-fit_window only the fits of rounds still to run."""
+fit_window only the fits of rounds still to run, device the search labels by float rounding only."""
 
 
 class RoundsError(BgnetError):
@@ -82,6 +83,10 @@ class RoundsConfig:
     kind: str = "all"
     """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
     only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
+    device: str = "cpu"
+    """Where the search labels (``label`` ply1 or ply2, ``label_top`` 0) are computed: "cpu", the numba search
+    (``bgnet.play.search.evaluate_boards``), or "cuda" / "cuda:N", its torch twin in large device batches
+    (``bgnet.play.search_torch``; the same values to float rounding). The fit and the duel stay on the CPU."""
 
     @property
     def group_size(self) -> int:
@@ -112,6 +117,11 @@ class RoundsConfig:
         if self.fit_window < 1 or (self.fit_window > 1 and self.kind != "all"):
             raise RoundsError("--fit-window must be at least 1, and 1 with --kind")
         parse_widths(self.hidden)
+        if self.device != "cpu":
+            resolve_device(self.device)  # one sentence when this machine lacks it
+            if self.label == "rollout" or self.label_top:
+                raise RoundsError(f"--device {self.device} computes the search labels only: --label ply1 or ply2 "
+                                  "with --label-top 0")
 
 
 @dataclass

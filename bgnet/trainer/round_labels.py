@@ -16,19 +16,30 @@ from typing import Callable
 import numpy as np
 
 from bgnet.core.protocols import ProbsFn
+from bgnet.nets.model import BgNet, NetSet
 from bgnet.play.search import ROLLS
+from bgnet.play.search_torch import label_boards_torch
 from bgnet.trainer import labels as teacher
 from bgnet.sim.backends import LocalBackend
 from bgnet.trainer.round_config import LABELS, RoundsConfig, RoundsError, check_label_top, round_seed
+from bgnet.trainer.selfplay import resolve_device
 
 
 def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36,
-                    workers: int = 1, top: int = 0) -> np.ndarray:
+                    workers: int = 1, top: int = 0, model: BgNet | NetSet | None = None,
+                    device: str = "cpu") -> np.ndarray:
     """Targets (N, 5) for ``boards``: the net's 1-ply or 2-ply search (its last level among pubeval's best
-    ``top`` plays of each roll when ``top`` > 0), or its rollouts, in ``workers`` processes."""
+    ``top`` plays of each roll when ``top`` > 0), or its rollouts, in ``workers`` processes. With ``device``
+    other than "cpu" the search runs there on ``model`` (the net behind ``probs_fn``;
+    ``bgnet.play.search_torch``)."""
     if label not in LABELS:
         raise RoundsError(f"label {label!r} is not one of {', '.join(LABELS)}")
     check_label_top(label, top)
+    if device != "cpu":
+        if label == "rollout" or top or model is None:
+            raise RoundsError(f"--device {device} computes the search labels of a net only: --label ply1 or ply2 "
+                              "with --label-top 0")
+        return label_boards_torch(model, boards, int(label[-1]), resolve_device(device)).astype(np.float32)
     backend = LocalBackend(workers) if workers > 1 else None
     if label == "rollout":
         _, probs, _ = teacher.label_positions(probs_fn, boards, trials=trials, seed=seed, backend=backend)
@@ -48,9 +59,10 @@ def save_npz(path: Path, **arrays: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
-def round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
-                 positions: Callable[[], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn, positions: Callable[[], np.ndarray],
+                 model: BgNet | NetSet | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Round ``r``'s (boards, targets): read from its labels file, or collected, labelled and saved first.
+    ``model`` is the net behind ``fn``, which labels on ``cfg.device`` when that is not the CPU.
 
     With ``cfg.label_chunk`` the positions are saved first (``positions_NNN.npz``) and labelled part by part,
     each part's seed hashed from the round's and the part number, so a resumed round labels only the parts missing.
@@ -62,7 +74,8 @@ def round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
     seed = round_seed(cfg.seed, r, 1)
     if cfg.label_chunk <= 0:
         boards = positions()
-        targets = label_positions(fn, boards, cfg.label, seed, cfg.rollout_trials, cfg.workers, cfg.label_top)
+        targets = label_positions(fn, boards, cfg.label, seed, cfg.rollout_trials, cfg.workers, cfg.label_top,
+                                  model, cfg.device)
     else:
         boards_path = out_dir / f"positions_{r:03d}.npz"
         if boards_path.is_file():
@@ -80,7 +93,7 @@ def round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn,
                 continue
             part_seed = int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
             parts.append(label_positions(fn, boards[s:s + cfg.label_chunk], cfg.label, part_seed, cfg.rollout_trials,
-                                         cfg.workers, cfg.label_top))
+                                         cfg.workers, cfg.label_top, model, cfg.device))
             save_npz(part_path, targets=parts[-1])
         targets = np.concatenate(parts)
     save_npz(labels_path, boards=boards, targets=targets)

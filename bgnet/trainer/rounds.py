@@ -16,7 +16,8 @@ The folder holds ``state.json`` (rounds done, the current net, every duel),
 ``round_NNN.pt`` (each round's fitted net) and ``current.pt`` (the net the
 next round starts from). Running again continues after the last finished round
 (``rounds`` may be raised to add rounds; the other settings must stay the same,
-except ``workers`` and ``fit_window``).
+except ``workers``, ``fit_window`` and ``device``). With ``device`` "cuda" the search labels are computed on
+the GPU (``bgnet.play.search_torch``).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         student_widths(cfg, net.config.hidden)
         fn = probs_fn_of(net)
         t0 = time.perf_counter()
-        boards, targets = round_labels(out_dir, r, cfg, fn, lambda: round_positions(fn, cfg, r))
+        boards, targets = round_labels(out_dir, r, cfg, fn, lambda: round_positions(fn, cfg, r), net)
         t1 = time.perf_counter()
         fit_boards, fit_targets = window_labels(out_dir, r, cfg.fit_window, boards, targets)
         cand, mse = fit_copy(net, fit_boards, fit_targets, cfg, round_seed(cfg.seed, r, 2))
@@ -137,7 +138,7 @@ def _run_kind_rounds(out_dir: Path, cfg: RoundsConfig, state: State, init: str, 
         student_widths(cfg, netset.net_for(cfg.kind).config.hidden)
         fn = netset.probs_of_boards
         t0 = time.perf_counter()
-        boards, targets = round_labels(out_dir, r, cfg, fn, lambda: round_kind_positions(fn, cfg, r))
+        boards, targets = round_labels(out_dir, r, cfg, fn, lambda: round_kind_positions(fn, cfg, r), netset)
         t1 = time.perf_counter()
         fitted, mse = fit_copy(netset.net_for(cfg.kind), boards, targets, cfg, round_seed(cfg.seed, r, 2))
         cand = NetSet({**netset.nets, cfg.kind: fitted}, netset.bearoff)
