@@ -2,8 +2,8 @@
 
 Each repeat gives ``bgnet hint 4HPwATDgc/ABMA 31`` a fresh numba cache (``NUMBA_CACHE_DIR``) and a fresh bgnet
 cache (``BGNET_CACHE``: no weight cache, no bear-off database), as after ``pip install`` in a new venv, and runs
-it three times: cold, second, third. It does so with the cold start's second process (``bgnet.app.warm``) and
-without it (``BGNET_NO_WARM=1``), alternating, so both are measured in the same conditions.
+it three times: cold, second, third. (A second process compiling the net's kernels while the command compiled
+the move generator was tried: 16.5 s against 13.9 s on the two-core VM, so it went.)
 
     python bench/first_run.py [--repeats 3] [--json]
 """
@@ -33,13 +33,10 @@ def timed_run(env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def one_install(warm: bool) -> list[tuple[float, float]]:
+def one_install() -> list[tuple[float, float]]:
     """Three runs on fresh caches: cold, second, third."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "NUMBA_CACHE_DIR": os.path.join(tmp, "numba"), "BGNET_CACHE": os.path.join(tmp, "bg")}
-        env.pop("BGNET_NO_WARM", None)
-        if not warm:
-            env["BGNET_NO_WARM"] = "1"
         return [timed_run(env) for _ in range(3)]
 
 
@@ -49,10 +46,7 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
-    runs: dict[str, list[list[tuple[float, float]]]] = {"second_process": [], "one_process": []}
-    for _ in range(args.repeats):
-        runs["second_process"].append(one_install(True))
-        runs["one_process"].append(one_install(False))
+    runs: dict[str, list[list[tuple[float, float]]]] = {"hint": [one_install() for _ in range(args.repeats)]}
     out = {"cpus": os.cpu_count(), "repeats": args.repeats}
     for name, rs in runs.items():
         for i, label in enumerate(("cold", "second", "third")):

@@ -1,5 +1,10 @@
 """The torch-free forward pass matches the torch net, and its weight cache is safe."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -164,3 +169,42 @@ def test_cache_folder_falls_back_to_xdg_then_the_deprecated_name(tmp_path, monke
     monkeypatch.setenv("BGNET_CACHE_DIR", str(tmp_path / "old"))
     with pytest.warns(DeprecationWarning, match="BGNET_CACHE"):
         assert cache_dir() == tmp_path / "old"
+
+
+def test_the_shipped_numpy_weights_are_the_released_nets():
+    """``checkpoints/bgnet.npz`` (shipped as ``bgnet/data/bgnet.npz``) holds exactly the released checkpoint's
+    weights, stamped with its digest: rerun ``export_weights`` with each release or this fails."""
+    from bgnet.core.resources import REPOSITORY_WEIGHTS
+    from bgnet.nets import fastnet
+
+    checkpoint = Path(__file__).resolve().parents[1] / "checkpoints" / "bgnet.pt"
+    shipped = fastnet._from_cache(REPOSITORY_WEIGHTS, fastnet._digest(checkpoint))
+    assert shipped is not None
+    torch_layers = fastnet._torch_layers(checkpoint)
+    assert set(shipped) == set(torch_layers)
+    for kind, net in shipped.items():
+        layers, activation, version = torch_layers[kind]
+        assert (net.activation, net.feature_version) == (activation, version)
+        for (w, b), (tw, tb) in zip(net.layers, layers):
+            assert np.array_equal(w, np.ascontiguousarray(tw.T)) and np.array_equal(b, tb)
+
+
+def test_weights_stamped_for_another_checkpoint_are_not_used(tmp_path):
+    from bgnet.nets import fastnet
+
+    checkpoint = Path(__file__).resolve().parents[1] / "checkpoints" / "bgnet.pt"
+    out = fastnet.export_weights(checkpoint, tmp_path / "w.npz")
+    assert fastnet._from_cache(out, fastnet._digest(checkpoint)) is not None
+    assert fastnet._from_cache(out, "0" * 64) is None
+
+
+def test_a_first_run_reads_the_released_net_without_torch(tmp_path):
+    """With an empty cache the released net loads from its shipped numpy weights: torch is never imported."""
+    code = ("import sys; from bgnet.core.resources import default_checkpoint; "
+            "from bgnet.nets.fastnet import load_evaluator; load_evaluator(default_checkpoint()); "
+            "print('torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "BGNET_CACHE": str(tmp_path / "cache")})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").glob("*.npz"))

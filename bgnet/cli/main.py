@@ -272,12 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw and raw[0] in PASSTHROUGH:
         return _run_passthrough(raw[0], raw[1:])
     args = build_parser().parse_args(raw)
-    from bgnet.app.warm import start_warm_process
     from bgnet.core.first_run import compile_notice  # imports numba, which every subcommand's run needs
 
     try:
-        # a cold start says that numba is compiling, on stderr, and compiles the net's kernels in a second process
-        with compile_notice(PROG, on_first=start_warm_process):
+        with compile_notice(PROG):  # a cold start says that numba is compiling, on stderr
             return run_command(PROG, lambda: args.run(args))
     except BrokenPipeError:  # e.g. `bgnet moves ... | head`
         sys.stderr.close()

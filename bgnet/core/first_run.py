@@ -13,12 +13,12 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, Iterator, TextIO
 
 from numba.core import event
 
 NOTICE = ("first run on this machine: compiling the move generator, features and net kernels "
-          "(about 10 seconds on two cores, once)")
+          "(10-15 seconds, once)")
 """The line printed before the first kernel compiles (after ``PROG: ``)."""
 COMPILE_EVENT = "numba:compile"
 """numba's event for compiling one signature of a dispatcher (not fired when it loads from its cache)."""
@@ -26,43 +26,12 @@ PACKAGE = "bgnet."
 """Kernels of modules under this prefix are announced; numba's own helpers compile silently inside them."""
 
 
-_WARMING: dict[str, threading.Event] = {}
-"""Kernel groups a second process is compiling into numba's cache, each set once that group is there."""
-
-
-def expect_warm(group: str) -> None:
-    """Note that a second process is compiling ``group``'s kernels (``bgnet.app.warm``)."""
-    _WARMING.setdefault(group, threading.Event())
-
-
-def warmed(group: str) -> None:
-    """Note that ``group``'s kernels are in numba's cache (or will not come): waiters go on."""
-    ev = _WARMING.get(group)
-    if ev is not None:
-        ev.set()
-
-
-def wait_for_warm(group: str, timeout: float = 60.0) -> None:
-    """Before compiling ``group``'s kernels, wait for the second process that compiles them, so that this one loads
-    them from the cache instead of compiling them again; returns at once when no such process runs."""
-    ev = _WARMING.get(group)
-    if ev is not None:
-        ev.wait(timeout)
-
-
 class CompileNotice(event.Listener):  # type: ignore[misc]
-    """A numba event listener that announces bgnet's kernel compiles on ``stream``: one line, dots, the time.
+    """A numba event listener that announces bgnet's kernel compiles on ``stream``: one line, dots, the time."""
 
-    ``on_first``, when given, is called as the first bgnet kernel starts compiling (a cold start), and what it
-    returns is stopped (``.stop()``) when the notice finishes: ``bgnet.app.warm`` starts its second process so.
-    """
-
-    def __init__(self, prog: str, stream: TextIO | None = None, on_first: Callable[[], Any] | None = None) -> None:
+    def __init__(self, prog: str, stream: TextIO | None = None) -> None:
         self.prog = prog
         self.stream = stream
-        self.on_first = on_first
-        self.helper: Any = None
-        """What ``on_first`` returned (a process to stop at the end), None before a cold start."""
         self.started: float | None = None
         """When the first kernel began compiling (perf_counter), None while nothing has compiled."""
         self.kernels = 0
@@ -86,8 +55,6 @@ class CompileNotice(event.Listener):  # type: ignore[misc]
                 if self.started is None:
                     self.started = time.perf_counter()
                     self._write(f"{self.prog}: {NOTICE} ")
-                    if self.on_first is not None:
-                        self.helper = self.on_first()
 
     def on_end(self, compile_event: Any) -> None:
         """numba finished compiling a kernel: a dot for each outermost bgnet kernel."""
@@ -98,10 +65,7 @@ class CompileNotice(event.Listener):  # type: ignore[misc]
                 self._write(".")
 
     def finish(self) -> None:
-        """End the notice's line with the time taken, when it was printed, and stop the helper process."""
-        if self.helper is not None:
-            self.helper.stop()
-            self.helper = None
+        """End the notice's line with the time taken, when it was printed."""
         if self.started is not None:
             self._write(f" done ({self.kernels} kernels, {time.perf_counter() - self.started:.0f} s)\n")
 
@@ -117,12 +81,11 @@ _ACTIVE: list[CompileNotice] = []
 
 
 @contextmanager
-def compile_notice(prog: str, stream: TextIO | None = None,
-                   on_first: Callable[[], Any] | None = None) -> Iterator[CompileNotice]:
+def compile_notice(prog: str, stream: TextIO | None = None) -> Iterator[CompileNotice]:
     """Announce on ``stream`` (default stderr) the bgnet kernels numba compiles inside the block; silent when none
     does (a warm start). Inside another notice's block this one reports instead (``bgnet serve`` announces its
     start-up, which ends, inside the ``bgnet`` command's block, which lasts as long as the server)."""
-    notice = CompileNotice(prog, stream, on_first)
+    notice = CompileNotice(prog, stream)
     if _ACTIVE:
         event.unregister(COMPILE_EVENT, _ACTIVE[-1])
     _ACTIVE.append(notice)

@@ -16,6 +16,17 @@ REPOSITORY_NET = _PACKAGE_DIR.parent / "checkpoints" / "bgnet.pt"
 """The released net in a source checkout (an editable install), next to its model card."""
 
 
+PACKAGED_WEIGHTS = DATA_DIR / "bgnet.npz"
+"""The released net's weights as numpy arrays inside an installed package (copied there by the build)."""
+REPOSITORY_WEIGHTS = _PACKAGE_DIR.parent / "checkpoints" / "bgnet.npz"
+"""The same in a source checkout, beside ``bgnet.pt``: read without importing torch on a first run."""
+
+
+def shipped_weights() -> list[Path]:
+    """Where numpy copies of the released net's weights may lie (``bgnet.nets.fastnet`` checks each one's digest)."""
+    return [PACKAGED_WEIGHTS, REPOSITORY_WEIGHTS]
+
+
 def default_checkpoint() -> Path:
     """The released net: the packaged copy when installed from a wheel, else the repository's."""
     return PACKAGED_NET if PACKAGED_NET.exists() else REPOSITORY_NET

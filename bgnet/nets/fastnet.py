@@ -6,7 +6,9 @@ hint. The first time a checkpoint is used it is read the safe way
 then cached as a plain ``.npz`` named by the checkpoint file's SHA-256 under the
 user's cache folder (``bgnet.core.resources.cache_dir``: ``$BGNET_CACHE``, else
 ``$XDG_CACHE_HOME/bgnet``, else ``~/.cache/bgnet``). Later runs read that file with numpy alone
-(``allow_pickle=False``). A damaged cache file is ignored and rewritten.
+(``allow_pickle=False``). A damaged cache file is ignored and rewritten. The released net's weights also
+ship in that form (``checkpoints/bgnet.npz``, ``export_weights``), stamped with the checkpoint's digest, so
+that even the first run after an install reads them without importing torch.
 
 Boards are valued by a fused numba kernel (``bgnet.nets._net_kernels.net_probs``: the
 features folded into the first layer, zero inputs and idle ReLU units skipped),
@@ -23,13 +25,13 @@ from pathlib import Path
 import numpy as np
 
 from bgnet.core.errors import BgnetError
-from bgnet.core.first_run import wait_for_warm
-from bgnet.core.resources import cache_dir
+from bgnet.core.resources import cache_dir, shipped_weights
 from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
 
-__all__ = ["CACHE_FORMAT", "NumpyNet", "NumpyNetError", "NumpyNetSet", "load_evaluator", "load_numpy_net"]
+__all__ = ["CACHE_FORMAT", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "load_evaluator",
+           "load_numpy_net"]
 
 
 class NumpyNetError(BgnetError):
@@ -102,7 +104,6 @@ def _fused_kernel_agrees(net: NumpyNet) -> bool:
     key = (net.feature_version, net.activation)
     ok = _FUSED_CHECKED.get(key)
     if ok is None:
-        wait_for_warm("net")  # a cold start's second process may be compiling this kernel: load it, don't compile it
         probe = _probe_boards()
         ok = bool(np.abs(net._fused_probs(probe) - net.dense_probs_of_boards(probe)).max() <= 1e-4)
         _FUSED_CHECKED[key] = ok
@@ -164,10 +165,14 @@ class NumpyNetSet:
         return self.probs_of_boards(boards)
 
 
-def _from_cache(file: Path) -> dict[str, NumpyNet] | None:
+def _from_cache(file: Path, digest: str | None = None) -> dict[str, NumpyNet] | None:
+    """The nets in a weight file, or None when it is damaged, of another format, or (given ``digest``) made from
+    another checkpoint file."""
     try:
         with np.load(file, allow_pickle=False) as data:
             if int(data["format"]) != CACHE_FORMAT:
+                return None
+            if digest is not None and ("checkpoint_sha256" not in data or str(data["checkpoint_sha256"]) != digest):
                 return None
             nets = {}
             for kind in [str(k) for k in data["kinds"]]:
@@ -182,11 +187,13 @@ def _from_cache(file: Path) -> dict[str, NumpyNet] | None:
         return None
 
 
-def _write_cache(file: Path, nets: dict[str, tuple[Layers, str, int]]) -> None:
+def _write_cache(file: Path, nets: dict[str, tuple[Layers, str, int]], digest: str | None = None) -> None:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=file.parent)
         arrays: dict[str, np.ndarray] = {"format": np.array(CACHE_FORMAT), "kinds": np.array(list(nets))}
+        if digest is not None:
+            arrays["checkpoint_sha256"] = np.array(digest)
         for kind, (layers, activation, version) in nets.items():
             arrays |= {f"{kind}_w{i}": w for i, (w, _) in enumerate(layers)}
             arrays |= {f"{kind}_b{i}": b for i, (_, b) in enumerate(layers)}
@@ -216,13 +223,29 @@ def _numpy_nets(path: str | os.PathLike[str]) -> dict[str, NumpyNet]:
         from bgnet.nets.model import CheckpointError
 
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
-    file = cache_dir() / f"{_digest(path)}.npz"
+    digest = _digest(path)
+    file = cache_dir() / f"{digest}.npz"
     nets = _from_cache(file) if file.is_file() else None
     if nets is not None:
         return nets
+    for shipped in shipped_weights():  # the released net's weights ship as numpy too: no torch on a first run
+        if shipped.is_file():
+            nets = _from_cache(shipped, digest)
+            if nets is not None:
+                return nets
     layers = _torch_layers(path)
     _write_cache(file, layers)
     return {kind: NumpyNet(ls, act, version) for kind, (ls, act, version) in layers.items()}
+
+
+def export_weights(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+    """Write a checkpoint's weights as the numpy file that ships beside a release (``checkpoints/bgnet.npz``),
+    stamped with the checkpoint's SHA-256 so that it is used for that exact file only. Run it for each release."""
+    path, target = Path(checkpoint), Path(out)
+    _write_cache(target, _torch_layers(path), _digest(path))
+    if _from_cache(target, _digest(path)) is None:
+        raise NumpyNetError(f"could not write the weights of {str(path)!r} to {str(target)!r}")
+    return target
 
 
 def load_numpy_net(path: str | os.PathLike[str]) -> NumpyNet:
