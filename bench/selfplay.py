@@ -1,7 +1,7 @@
 """Self-play games per second with learning, on the default config's net (and the GPU config's on CUDA).
 
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
-                             [--compare-bearoff]
+                             [--compare-bearoff] [--engine host|device] [--history PLIES]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
@@ -9,12 +9,18 @@ learner trains on every ``train_batch`` positions, as ``python -m train`` does.
 ``--compare-bearoff`` also plays two self-play batches step by step in turn (no learning),
 one stopping at the bear-off database (the default) and one playing games out, and
 reports both speeds: interleaving keeps the machine's load from favouring either.
+``--engine device`` times ``bgnet.trainer.device_selfplay.DeviceTrainer`` instead: self-play,
+TD targets and fits all on the device (the config's feature set must have a torch encoder),
+a fit every ``ceil(train_batch / batch_games)`` steps; on CUDA it also counts the
+synchronisations of a steady step (all in the move generator's ``nonzero`` and masks).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import warnings
 import sys
 import time
 from pathlib import Path
@@ -27,8 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bgnet.cli.parser import run_command  # noqa: E402
 from bgnet.trainer.learner import fit  # noqa: E402
 from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
+from bgnet.sim.device_selfplay import DeviceSelfPlay  # noqa: E402
 from bgnet.sim.selfplay import SelfPlay  # noqa: E402
-from bgnet.trainer.config import build_config  # noqa: E402
+from bgnet.trainer.config import ConfigError, build_config  # noqa: E402
+from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer  # noqa: E402
 from bgnet.trainer.inference import TorchEvaluator  # noqa: E402
 from bgnet.trainer.selfplay import resolve_device, trajectories_to_samples, use_torch_encoder  # noqa: E402
 
@@ -71,6 +79,61 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
             "torch_threads": torch.get_num_threads(), "bearoff": bearoff}
 
 
+def measure_device(config_path: str, device: str, seconds: float, batch: int | None, history: int | None) -> dict:
+    """Games/s with learning of the device engine: ``DeviceTrainer`` steps (self-play, TD targets, fits) on ``device``."""
+    overrides = {"device": device}
+    if batch:
+        overrides["batch_games"] = batch
+    cfg = build_config(config_path, overrides)
+    torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    dev = resolve_device(cfg.device)
+    if not use_torch_encoder("torch", dev, cfg.feature_version):
+        raise ConfigError(f"feature version {cfg.feature_version} has no torch encoder: the device engine needs one")
+    net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
+    learning = DeviceLearning(lam=cfg.lam, lr=cfg.lr, minibatch=cfg.minibatch, epochs=cfg.epochs,
+                              fit_every=math.ceil(cfg.train_batch / cfg.batch_games))
+    trainer = DeviceTrainer(net, DeviceSelfPlay(cfg.batch_games, seed=cfg.seed, device=dev, history=history),
+                            learning, seed=cfg.seed)
+    play = trainer.play
+    while int(play.finished) < cfg.batch_games:  # warm-up: until a batch's worth of games has finished
+        trainer.step()
+    syncs = count_syncs(trainer, cfg.exploration) if dev.type == "cuda" else None
+    _wait(dev)
+    games0, steps, t0 = int(play.finished), 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        trainer.step(cfg.exploration)
+        steps += 1
+    _wait(dev)
+    elapsed = time.perf_counter() - t0
+    games = int(play.finished) - games0
+    return {"engine": "device", "games_per_s": games / elapsed, "plies_per_s": steps * cfg.batch_games / elapsed,
+            "device": cfg.device, "batch": cfg.batch_games, "hidden": cfg.hidden,
+            "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
+            "torch_threads": torch.get_num_threads(), "fit_every": learning.fit_every, "history": play.ring.steps,
+            "loss": float(trainer.loss), "syncs_per_step": syncs}
+
+
+def _wait(dev: torch.device) -> None:
+    """Let the device finish its queued work (a GPU runs behind the Python loop)."""
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def count_syncs(trainer: DeviceTrainer, exploration: float, steps: int = 8) -> float:
+    """Synchronising CUDA operations per step over ``steps`` steady steps (``torch.cuda.set_sync_debug_mode``)."""
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(steps):
+                trainer.step(exploration)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    return sum("synchroniz" in str(w.message) for w in caught) / steps
+
+
 def compare_bearoff(config_path: str, steps: int = 400) -> dict:
     """Plies/s and games/s of self-play with and without the bear-off database, their steps interleaved."""
     cfg = build_config(config_path, {"device": "cpu"})
@@ -107,22 +170,35 @@ def bench() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--compare-bearoff", action="store_true",
                     help="also time the CPU run with games played out past the bear-off database")
+    ap.add_argument("--engine", choices=("host", "device"), default="host",
+                    help="host: SelfPlay and fit (numba on the host); device: DeviceTrainer, all on the device")
+    ap.add_argument("--history", type=int, default=None,
+                    help="device engine: plies of trajectory kept per game (default: its ply limit, 600)")
     args = ap.parse_args()
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     runs = []
+
+    def run(config: str, name: str) -> dict:
+        if args.engine == "device":
+            return measure_device(config, name, args.seconds, args.batch, args.history)
+        return measure(config, name, args.seconds, args.batch)
+
     if device is None or device.type == "cpu":
-        runs.append(measure(args.config or "configs/default.toml", "cpu", args.seconds, args.batch))
+        runs.append(run(args.config or "configs/default.toml", "cpu"))
 
     if (device is not None and device.type == "cuda") or (device is None and torch.cuda.is_available()):
-        runs.append(measure(args.config or "configs/gpu.toml", args.device or "cuda", args.seconds, args.batch))
+        runs.append(run(args.config or "configs/gpu.toml", args.device or "cuda"))
     compared = compare_bearoff(args.config or "configs/default.toml") if args.compare_bearoff else None
     if args.json:
         out = runs[0] if len(runs) == 1 else {**runs[0], "runs": runs}
         print(json.dumps(out if compared is None else {**out, "bearoff_database": compared}))
     else:
         for r in runs:
-            print(f"{r['device']}: {r['games_per_s']:.0f} games/s with learning ({r['plies_per_s']:.0f} plies/s), "
-                  f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s")
+            engine = f", device engine (a fit every {r['fit_every']} steps)" if r.get("engine") == "device" else ""
+            syncs = "" if r.get("syncs_per_step") is None else f", {r['syncs_per_step']:.1f} syncs per step"
+            rate = f"{r['games_per_s']:.1f}" if engine else f"{r['games_per_s']:.0f}"
+            print(f"{r['device']}: {rate} games/s with learning ({r['plies_per_s']:.0f} plies/s), "
+                  f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s{engine}{syncs}")
         if compared is not None:
             for key in ("off", "on"):
                 c = compared[key]

@@ -27,8 +27,8 @@ from bgnet.features.kinds import position_kinds
 from bgnet.nets.bearoff import is_bearoff
 from bgnet.nets.model import BgNet, ModelConfig, NetSet, load_net, save_checkpoint
 from bgnet.play.search import ROLLS, SearchError, evaluate_boards
-from bgnet.play.search_torch import (label_boards_torch, position_kinds_torch, segment_argmax_torch,
-                                     terminal_codes_torch)
+from bgnet.core.game_torch import segment_argmax_torch, terminal_codes_torch
+from bgnet.play.search_torch import label_boards_torch, position_kinds_torch
 from bgnet.trainer.inference import probs_fn_of
 from bgnet.trainer.round_config import RoundsConfig, RoundsError
 from bgnet.trainer.rounds import run_rounds

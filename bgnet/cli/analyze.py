@@ -18,9 +18,9 @@ import io
 import json
 import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from bgnet.core.atomic import atomic_write
 
 if TYPE_CHECKING:
     from bgnet.app.analysis import Decision, MatchAnalysis
@@ -237,14 +237,5 @@ def alternatives_table(d: Decision) -> str:
 
 def write_html(analysis: MatchAnalysis, path: str | os.PathLike[str]) -> None:
     """Write the HTML report through a temporary file renamed into place."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(format_html(analysis))
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path, "w", encoding="utf-8", permissions=0o644) as f:
+        f.write(format_html(analysis))

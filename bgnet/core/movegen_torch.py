@@ -14,9 +14,10 @@ Design (one code path for the CPU and CUDA, no Python loop over games or plays):
 * Breadth-first over partial plays. Level ``k`` holds every distinct partial play
   of ``k`` steps as a row (board, game, dice used). One level at a time, a mask
   (row and die left, 25 source points) marks every legal next step, and
-  ``nonzero`` turns it into the rows of level ``k + 1``; the pairs are grouped by
-  die value so that the landing points are slices of the boards. Only the loops
-  over the (at most four) levels and the six die values are in Python.
+  ``nonzero`` turns it into the rows of level ``k + 1``; the landing points of the
+  six die values are windows of each board, picked per pair. Only the loop over the
+  (at most four) levels is in Python, and Python reads no tensor's value (``nonzero``
+  and boolean masks still wait for their sizes on a GPU).
 * Rows are merged when they agree on (game, dice used, board): their futures are
   the same, so each level stays as small as the number of distinct boards (a
   double would otherwise grow to 15**4 orderings per game).
@@ -50,7 +51,20 @@ _WORD_SLOTS = ((0, 6), (6, 18), (18, 26))
 _WORD = torch.tensor([w for w, (lo, hi) in enumerate(_WORD_SLOTS) for _ in range(lo, hi)])  # the word of each slot
 _PLACE = torch.tensor([32 ** (hi - 1 - s) for lo, hi in _WORD_SLOTS for s in range(lo, hi)], dtype=torch.int64)
 _USED = 1 << 30
+# Bear-offs from point p with die v, [v - 1, p - 1]: the exact number, or a larger one (from the highest point).
+_EXACT = torch.tensor([[p == v for p in range(1, 26)] for v in range(1, 7)])
+_LARGER = torch.tensor([[p < v for p in range(1, 26)] for v in range(1, 7)])
 _GAME = 1 << 32
+_ON_DEVICE: dict[torch.device, dict[str, torch.Tensor]] = {}
+
+
+def _constants(dev: torch.device) -> dict[str, torch.Tensor]:
+    """``_WORD``, ``_PLACE``, ``_EXACT`` and ``_LARGER`` on ``dev``, copied there once (a copy to a GPU waits for it)."""
+    consts = _ON_DEVICE.get(dev)
+    if consts is None:
+        consts = _ON_DEVICE[dev] = {"word": _WORD.to(dev), "place": _PLACE.to(dev), "exact": _EXACT.to(dev),
+                                    "larger": _LARGER.to(dev)}
+    return consts
 
 
 def _as_tensor(x: Any) -> torch.Tensor:
@@ -58,8 +72,9 @@ def _as_tensor(x: Any) -> torch.Tensor:
     return x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
 
 
-def _check(boards: torch.Tensor, dice: torch.Tensor) -> None:
-    """Raise ``InvalidPositionError`` or ``InvalidDiceError`` for inputs the generator cannot read."""
+def _check(boards: torch.Tensor, dice: torch.Tensor, values: bool = True) -> None:
+    """Raise ``InvalidPositionError`` or ``InvalidDiceError`` for inputs the generator cannot read (their shapes and
+    dtypes; with ``values``, their numbers too)."""
     if boards.ndim != 2 or boards.shape[1] != 26:
         raise InvalidPositionError(f"boards must be (B, 26), got {tuple(boards.shape)}")
     if dice.shape != (boards.shape[0], 2):
@@ -72,7 +87,7 @@ def _check(boards: torch.Tensor, dice: torch.Tensor) -> None:
         raise InvalidPositionError(f"boards must hold integers, got {boards.dtype}")
     if dice.is_floating_point() or dice.is_complex() or dice.dtype == torch.bool:
         raise InvalidDiceError(f"dice must hold integers, got {dice.dtype}")
-    if boards.shape[0] == 0:
+    if boards.shape[0] == 0 or not values:
         return
     b = boards.to(torch.int64)
     d = dice.to(torch.int64)
@@ -91,7 +106,7 @@ def _check(boards: torch.Tensor, dice: torch.Tensor) -> None:
 
 def _pack(boards: torch.Tensor) -> torch.Tensor:
     """Keys (3, M) of boards (M, 26), for game 0 with no dice used."""
-    values = (boards.to(torch.int64) + 15) * _PLACE.to(boards.device)
+    values = (boards.to(torch.int64) + 15) * _constants(boards.device)["place"]
     return torch.stack([values[:, lo:hi].sum(1) for lo, hi in _WORD_SLOTS])
 
 
@@ -112,32 +127,28 @@ def _legal_steps(b: torch.Tensor, dv: torch.Tensor) -> tuple[torch.Tensor, torch
     """Every legal step of boards ``b`` (M, 26) with the dice ``dv`` (M, 2) left (0 = none):
     ``(row, die index, source point)``, the bar being point 25.
 
-    The (row, die) pairs are grouped by die value, so that for each value the landing
-    points are a slice of the boards rather than a gather.
+    The landing points of each board are found for all six die values at once (slices
+    of the board), and each (row, die) pair picks its value's row, so no count leaves
+    the device.
     """
     dev = b.device
-    r, o = (dv > 0).nonzero(as_tuple=True)
-    die, order = torch.sort(dv[r, o], stable=True)
-    r, o = r.index_select(0, order), o.index_select(0, order)
-    per_value = torch.bincount(die, minlength=7).tolist()  # pairs of each die value, 0..6
-    bs = b.index_select(0, r)
     pts = torch.arange(1, 26, dtype=torch.uint8, device=dev)
-    mine = bs[:, 1:] > 0  # (K, 25): points 1..24 and the bar
+    mine = b[:, 1:] > 0  # (M, 25): points 1..24 and the bar
     top = (mine * pts).amax(1, keepdim=True)  # highest point with a checker of mine, 25 = bar
     # "A checker on the bar must enter before any other checker moves."
-    src = mine & ((bs[:, _BAR:] == 0) | (pts == _BAR))
+    src = mine & ((b[:, _BAR:] == 0) | (pts == _BAR))
     # From point p to p - v: bear off (p <= v) only with all fifteen home (top <= 6, which
     # also rules out the bar), with the exact number or, from the highest occupied point, a
     # larger one; else land unless two or more opposing checkers close the point.
     home = top <= 6
-    lands = []
-    start = 0
-    for v in range(1, 7):
-        end = start + per_value[v]
-        lands.append(torch.cat([(pts[: v - 1] == top[start:end]) & home[start:end], home[start:end],
-                                bs[start:end, 1 : 26 - v] >= -1], dim=1))
-        start = end
-    k, p = (src & torch.cat(lands)).nonzero(as_tuple=True)
+    # Landing on p - v > 0 is a slice of the board: windows of the open points, v = 1..6 (M, 6, 25).
+    open_points = torch.cat([torch.zeros_like(src[:, :6]), b[:, 1:25] >= -1], dim=1)
+    consts = _constants(dev)
+    bear_off = consts["exact"] | ((pts == top).unsqueeze(1) & consts["larger"])
+    lands = open_points.unfold(1, 25, 1).flip(1) | (home.unsqueeze(2) & bear_off)
+    r, o = (dv > 0).nonzero(as_tuple=True)
+    pair = r * 6 + dv[r, o] - 1
+    k, p = (src.index_select(0, r) & lands.reshape(-1, 25).index_select(0, pair)).nonzero(as_tuple=True)
     return r.index_select(0, k), o.index_select(0, k), p + 1
 
 
@@ -159,7 +170,7 @@ def _play(b: torch.Tensor, keys: torch.Tensor, rows: torch.Tensor, src: torch.Te
     nb.scatter_(1, tt, (cur + gain).unsqueeze(1))
     nb[:, 0] -= hit.to(torch.int8)  # the hit checker goes to the opponent's bar
     # The keys change in the words of the source and the landing point, and in slot 0 on a hit.
-    word, place = _WORD.to(dev), _PLACE.to(dev)
+    word, place = _constants(dev)["word"], _constants(dev)["place"]
     words = torch.arange(len(_WORD_SLOTS), device=dev).unsqueeze(1)
     tt = tt.squeeze(1)
     nk -= (word.index_select(0, src) == words) * place.index_select(0, src)
@@ -168,8 +179,8 @@ def _play(b: torch.Tensor, keys: torch.Tensor, rows: torch.Tensor, src: torch.Te
     return nb, nk
 
 
-def generate_afterstates_torch(boards: torch.Tensor | np.ndarray,
-                               dice: torch.Tensor | np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+def generate_afterstates_torch(boards: torch.Tensor | np.ndarray, dice: torch.Tensor | np.ndarray,
+                               check: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """Afterstates of every legal play for B boards (B, 26) and dice (B, 2), with torch ops on their device.
 
     Returns ``(after, offsets)``: ``after`` is (N, 26) int8, each row seen from the mover of
@@ -179,10 +190,11 @@ def generate_afterstates_torch(boards: torch.Tensor | np.ndarray,
     ``bgnet.core.movegen.generate_afterstates``. Raises ``InvalidPositionError`` or
     ``InvalidDiceError`` for bad shapes or dtypes, more than 15 checkers a side, a bar of
     the wrong sign, dice outside 1..6, or boards and dice on different devices. Numpy arrays
-    are taken as CPU tensors.
+    are taken as CPU tensors. ``check=False`` skips the checks of the values (their one transfer to
+    the host) for boards and dice known to be valid, such as a self-play's own.
     """
     boards, dice = _as_tensor(boards), _as_tensor(dice)
-    _check(boards, dice)
+    _check(boards, dice, values=check)
     dev = boards.device
     n_games = boards.shape[0]
     if n_games == 0:
@@ -241,7 +253,5 @@ def generate_afterstates_torch(boards: torch.Tensor | np.ndarray,
     flat_keys[0] -= (flat_keys[0] // _USED) % 4 * _USED  # the same board from either die is one play
     out, out_keys = _distinct(torch.cat(after), flat_keys)
     out_game = out_keys[0] // _GAME
-    counts = torch.bincount(out_game, minlength=n_games)
-    offsets = torch.zeros(n_games + 1, dtype=torch.int64, device=dev)
-    offsets[1:] = counts.cumsum(0)
+    offsets = torch.searchsorted(out_game, torch.arange(n_games + 1, device=dev))  # the rows come sorted by game
     return out, offsets

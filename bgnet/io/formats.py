@@ -10,11 +10,11 @@ reader, a writer and a sniffer, and one ``register`` call at the bottom of this 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
+from bgnet.core.atomic import atomic_write
 from bgnet.io import mat, sgf
 from bgnet.io.record import MatchFileError, MatchRecord
 
@@ -85,16 +85,8 @@ def write_match(match: MatchRecord, path: str | os.PathLike[str]) -> None:
     """Write ``match`` in the format of ``path``'s suffix, through a temporary file renamed into place."""
     p = Path(path)
     text = format_for_name(p).write(match)
-    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(p, "w", encoding="utf-8", permissions=0o644) as f:
+        f.write(text)
 
 
 register(MatchFormat(name="mat", suffixes=(".mat", ".txt"), sniff=mat.sniff_mat, read=mat.parse_mat,

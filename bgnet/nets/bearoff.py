@@ -59,9 +59,7 @@ rollouts get exact chances wherever the database has them.
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +67,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from bgnet.core.atomic import atomic_write
 from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
 from bgnet.core.resources import cache_dir
 from bgnet.nets.bearoff_tables import (BINOM, FULL_START, MAX_CHECKERS, MAX_ROLLS, N_POSITIONS, N_TWO_SIDED, POINTS,
@@ -258,17 +257,9 @@ def cache_path() -> Path:
 def save(db: BearoffDatabase, path: Path | None = None) -> Path:
     """Write ``db`` with its version and checksum to ``path`` (default ``cache_path()``): temp file, then rename."""
     path = cache_path() if path is None else Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, version=np.int64(VERSION), checksum=np.array(db.checksum()), rolls=db.rolls,
-                     first_off=db.first_off, win=db.win, cubeful=db.cubeful)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(path, parents=True, permissions=0o644) as f:
+        np.savez(f, version=np.int64(VERSION), checksum=np.array(db.checksum()), rolls=db.rolls,
+                 first_off=db.first_off, win=db.win, cubeful=db.cubeful)
     return path
 
 

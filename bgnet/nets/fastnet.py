@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from bgnet.core.atomic import atomic_write
 from bgnet.core.errors import BgnetError
 from bgnet.core.resources import cache_dir, shipped_weights
 from bgnet.features.kinds import KINDS, rows_by_scorer
@@ -189,8 +189,6 @@ def _from_cache(file: Path, digest: str | None = None) -> dict[str, NumpyNet] | 
 
 def _write_cache(file: Path, nets: dict[str, tuple[Layers, str, int]], digest: str | None = None) -> None:
     try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=file.parent)
         arrays: dict[str, np.ndarray] = {"format": np.array(CACHE_FORMAT), "kinds": np.array(list(nets))}
         if digest is not None:
             arrays["checkpoint_sha256"] = np.array(digest)
@@ -199,9 +197,8 @@ def _write_cache(file: Path, nets: dict[str, tuple[Layers, str, int]], digest: s
             arrays |= {f"{kind}_b{i}": b for i, (_, b) in enumerate(layers)}
             arrays |= {f"{kind}_n_layers": np.array(len(layers)), f"{kind}_activation": np.array(activation),
                        f"{kind}_feature_version": np.array(version), f"{kind}_num_features": np.array(num_features(version))}
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_write(file, parents=True) as fh:
             np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle: bool
-        os.replace(tmp, file)
     except OSError:
         pass  # an unwritable cache only costs speed
 

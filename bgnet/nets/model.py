@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Sequence
@@ -20,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from bgnet.core.atomic import atomic_write, default_permissions
 from bgnet.core.errors import BgnetError
 from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, FEATURE_VERSIONS, encode, num_features
@@ -146,22 +146,8 @@ def save_checkpoint(path: str | os.PathLike[str], net: BgNet, **extra: Any) -> N
         "git_sha": git_revision(),
         **extra,
     }
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(payload, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_write(path, permissions=default_permissions(), fsync=True) as fh:
+        torch.save(payload, fh)
 
 
 def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -21,7 +21,6 @@ The model is package data (``bgnet/data/luck_ranker.npz``, ``load()``), rebuilt 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros
 
+from bgnet.core.atomic import atomic_write
 from bgnet.core.errors import BgnetError
 from bgnet.core.race import race_of_masks
 from bgnet.features.common import longest_run, popcount
@@ -198,17 +198,10 @@ def features(after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def save(ranker: Ranker, path: str | os.PathLike[str]) -> Path:
     """Write ``ranker`` to ``path`` (.npz) through a temporary file and a rename."""
     dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp.npz", dir=dest.parent)
-    os.close(fd)
-    try:
-        np.savez(tmp, version=np.int64(VERSION), tables=ranker.tables, extra=ranker.extra, contact=ranker.contact,
+    # package data: readable by all, like the files beside it
+    with atomic_write(dest, parents=True, permissions=0o644) as fh:
+        np.savez(fh, version=np.int64(VERSION), tables=ranker.tables, extra=ranker.extra, contact=ranker.contact,
                  window=np.int64(ranker.window))
-        os.chmod(tmp, 0o644)  # package data: readable by all, like the files beside it
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return dest
 
 

@@ -25,14 +25,17 @@ from typing import Callable
 import numpy as np
 import torch
 
+from bgnet.core.game_torch import (flip_probs_torch, segment_argmax_torch, swap_sides_torch, terminal_codes_torch,
+                                   terminal_probs_torch)
 from bgnet.core.movegen_torch import generate_afterstates_torch
 from bgnet.features.kinds import KINDS
 from bgnet.features.registry import feature_set
+from bgnet.nets.bearoff_torch import pure_bearoffs_torch
 from bgnet.nets.model import BgNet, NetSet
 from bgnet.play.search import MONEY, ROLL_WEIGHTS, ROLLS, SearchError, check_ply
 
 __all__ = ["LeafFn", "default_batch", "evaluate_boards_torch", "label_boards_torch", "leaf_fn",
-           "position_kinds_torch", "terminal_codes_torch"]
+           "position_kinds_torch"]
 
 LeafFn = Callable[[torch.Tensor], torch.Tensor]
 """A net on a device: boards (M, 26) int8 there -> chances (M, 5) float32 there, each for its side on roll."""
@@ -52,39 +55,6 @@ def default_batch(ply: int, device: torch.device) -> int:
 # -- boards and chances as tensors --------------------------------------------------------------
 
 
-def swap_sides_torch(boards: torch.Tensor) -> torch.Tensor:
-    """Boards (M, 26) turned round, so that the other side of each is on roll."""
-    return -boards.flip(1)
-
-
-def flip_probs_torch(probs: torch.Tensor) -> torch.Tensor:
-    """Chances (M, 5) seen by the other side: win and loss swap."""
-    return torch.stack([1.0 - probs[:, 0], probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]], dim=1)
-
-
-def terminal_codes_torch(boards: torch.Tensor) -> torch.Tensor:
-    """The twin of ``bgnet.core._game_kernels.terminal_codes``: (M,) int8, 0 while play goes on, else +1/+2/+3
-    when the side on roll has borne off all 15 (single, gammon, backgammon), -1/-2/-3 when the opponent has."""
-    b = boards.to(torch.int16)
-    mine = b.clamp(min=0).sum(1)
-    theirs = (-b).clamp(min=0).sum(1)
-    # A backgammon: the loser still has a checker on the bar or in the winner's home board.
-    they_stuck = (b[:, 0] < 0) | (b[:, 1:7] < 0).any(1)
-    i_stuck = (b[:, 25] > 0) | (b[:, 19:25] > 0).any(1)
-    won = torch.where(theirs < 15, 1, torch.where(they_stuck, 3, 2))
-    lost = torch.where(mine < 15, -1, torch.where(i_stuck, -3, -2))
-    return torch.where(mine == 0, won, torch.where(theirs == 0, lost, 0)).to(torch.int8)
-
-
-def terminal_probs_torch(codes: torch.Tensor) -> torch.Tensor:
-    """Exact chances (M, 5) float32 of finished games' codes (zeros where play goes on), as ``apply_terminal``."""
-    k = codes.abs().unsqueeze(1)
-    levels = torch.tensor([1, 2, 3], device=codes.device)
-    won = ((codes > 0).unsqueeze(1) & (k >= levels)).float()  # win, gammon, backgammon
-    lost = ((codes < 0).unsqueeze(1) & (k >= levels[1:])).float()  # gammon, backgammon lost
-    return torch.cat([won, lost], dim=1)
-
-
 def position_kinds_torch(boards: torch.Tensor) -> torch.Tensor:
     """The twin of ``bgnet.features.kinds.position_kinds``: (M,) int64, 0 contact, 1 crashed, 2 race."""
     b = boards.to(torch.int16)
@@ -98,24 +68,6 @@ def position_kinds_torch(boards: torch.Tensor) -> torch.Tensor:
     crashed = (dead_mine >= 9) | (dead_theirs >= 9)
     return torch.where(race, 2, torch.where(crashed, 1, 0))
 
-
-def _pure_bearoffs(boards: torch.Tensor) -> torch.Tensor:
-    """Mask (M,) of pure bear-offs (``bgnet.nets.bearoff.is_bearoff``): every checker in play home, none on a bar."""
-    b = boards
-    return ((b[:, 0] == 0) & (b[:, 25] == 0) & (b[:, 7:19] == 0).all(1) & (b[:, 1:7] >= 0).all(1)
-            & (b[:, 19:25] <= 0).all(1) & (b != 0).any(1))
-
-
-def segment_argmax_torch(values: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
-    """Index (into ``values``) of the largest value of each non-empty segment ``offsets[i]:offsets[i + 1]``
-    (the first of equal ones)."""
-    n, m = len(offsets) - 1, len(values)
-    seg = torch.repeat_interleave(torch.arange(n, device=values.device), offsets.diff(), output_size=m)
-    best = torch.full((n,), -torch.inf, dtype=values.dtype, device=values.device)
-    best = best.scatter_reduce(0, seg, values, "amax")
-    rows = torch.arange(m, device=values.device)
-    at_best = torch.where(values == best.index_select(0, seg), rows, m)
-    return torch.full((n,), m, dtype=rows.dtype, device=values.device).scatter_reduce(0, seg, at_best, "amin")
 
 
 # -- the net on the device ----------------------------------------------------------------------
@@ -153,7 +105,7 @@ def _netset_forward(netset: NetSet, device: torch.device, eval_batch: int) -> Le
             if len(rows):
                 out[rows] = fwd(boards.index_select(0, rows))
         if db:
-            rows = _pure_bearoffs(boards).nonzero().squeeze(1)
+            rows = pure_bearoffs_torch(boards).nonzero().squeeze(1)
             if len(rows):
                 mask, exact = db.exact_probs(boards.index_select(0, rows).cpu().numpy())
                 keep = torch.from_numpy(np.flatnonzero(mask)).to(device)

@@ -17,7 +17,7 @@ its ``result`` is 0 (see ``Trajectory``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -78,8 +78,10 @@ def roll_dice(rng: np.random.Generator, n: int, opening: np.ndarray) -> np.ndarr
 class SelfPlay:
     """B concurrent self-play games with their in-progress trajectories."""
 
-    def __init__(self, n_games: int, seed: int, max_plies: int = 600, threads: int = 1, bearoff: bool = True) -> None:
+    def __init__(self, n_games: int, seed: int, max_plies: int = 600, threads: int = 1, bearoff: bool = True,
+                 dice: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.n_games = n_games
+        self.dice = dice  # opening mask (n,) -> dice (n, 2) when set (tests feed two engines the same rolls)
         self.bearoff = bearoff  # stop games at the bear-off database (exact outcome) instead of playing them out
         self.threads = threads
         self.max_plies = max_plies
@@ -93,7 +95,8 @@ class SelfPlay:
         """Play one ply in every game; returns the games that finished."""
         ev = with_database(evaluator) if self.bearoff else as_evaluator(evaluator)
         n = self.n_games
-        dice = roll_dice(self.rng, n, self.plies == 0)
+        opening = self.plies == 0
+        dice = roll_dice(self.rng, n, opening) if self.dice is None else np.asarray(self.dice(opening), np.int8)
         if self.threads > 1:
             after, _steps, _ns, offsets = generate_plays_parallel(self.boards, dice, self.threads)
         else:

@@ -11,12 +11,12 @@ back. ``python -m bgnet.trainer.labels label IN.npz OUT.npz`` is the command
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bgnet.core.atomic import atomic_write
 from bgnet.core.dice import counter_hash
 from bgnet.core.protocols import ProbsFn
 from bgnet.play.search import MONEY, evaluate_boards
@@ -126,20 +126,9 @@ def _label_task(shared: tuple[Any, ...], job: tuple[int, np.ndarray, int], _seed
 def save_targets(path: str | os.PathLike[str], boards: np.ndarray, probs: np.ndarray, stderr: np.ndarray,
                  **meta: Any) -> None:
     """Write targets to ``path`` (.npz) atomically: a temporary file in the same folder, then a rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, boards=np.asarray(boards, np.int8), probs=np.asarray(probs, np.float32),
-                     stderr=np.asarray(stderr, np.float32),
-                     meta=np.array([f"{k}={v}" for k, v in sorted(meta.items())]))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path, parents=True) as fh:
+        np.savez(fh, boards=np.asarray(boards, np.int8), probs=np.asarray(probs, np.float32),
+                 stderr=np.asarray(stderr, np.float32), meta=np.array([f"{k}={v}" for k, v in sorted(meta.items())]))
 
 
 def load_targets(path: str | os.PathLike[str]) -> Targets:

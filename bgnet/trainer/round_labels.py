@@ -8,13 +8,12 @@ saved as they are made and removed once the whole file is written.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from bgnet.core.atomic import atomic_write
 from bgnet.core.protocols import ProbsFn
 from bgnet.nets.model import BgNet, NetSet
 from bgnet.play.search import ROLLS
@@ -53,10 +52,8 @@ def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int
 
 def save_npz(path: Path, **arrays: np.ndarray) -> None:
     """Write ``arrays`` to ``path`` atomically (a temporary file renamed into place)."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "wb") as fh:
+    with atomic_write(path) as fh:
         np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub matches **arrays against allow_pickle
-    os.replace(tmp, path)
 
 
 def round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn, positions: Callable[[], np.ndarray],

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, Callable
 
 import torch
 
+from bgnet.core.atomic import atomic_path, atomic_write, default_permissions
 from bgnet.core.protocols import ProbsFn
 from bgnet.nets.model import (NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint, save_checkpoint,
                               save_netset)
@@ -55,10 +55,8 @@ def duel(a: ProbsFn, b: ProbsFn, pairs: int, seed: int) -> tuple[float, float]:
 
 def _write_json(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` atomically (a temporary file renamed into place)."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
+    with atomic_write(path, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)
-    os.replace(tmp, path)
 
 
 def _open_run(init: str, out_dir: Path, cfg: RoundsConfig) -> State:
@@ -122,8 +120,8 @@ def _record_round(out_dir: Path, state: State, cfg: RoundsConfig, res: RoundResu
                   log: Callable[[str], None]) -> None:
     """Make the saved ``round_NNN.pt`` the current net when it was kept, store the round in state.json, log it."""
     if res.kept:
-        shutil.copyfile(out_dir / f"round_{res.round:03d}.pt", out_dir / "current.pt.tmp")
-        os.replace(out_dir / "current.pt.tmp", out_dir / "current.pt")
+        with atomic_path(out_dir / "current.pt", permissions=default_permissions()) as tmp:
+            shutil.copyfile(out_dir / f"round_{res.round:03d}.pt", tmp)
     state.done.append(asdict(res))
     _write_json(out_dir / "state.json", asdict(state))
     log(f"{name}: {res.positions} positions labelled ({cfg.label}) in {res.label_seconds:.0f} s, fit mse "

@@ -11,7 +11,6 @@ streams, unused samples). A run writes to ``runs/<run_name>__<seed>__<time>/`` u
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import time
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from bgnet.core.atomic import atomic_path, default_permissions
 from bgnet.features.registry import FEATURE_SETS
 from bgnet.sim.duel import NeuralScorer, PubevalScorer, paired_duel
 from bgnet.trainer.learner import cosine_lr, fit
@@ -226,9 +226,8 @@ def train(args: TrainOptions) -> int:
         state.games = games
         path = state.save(out_dir / name)
         if name != "last.pt":  # the same bytes, copied and renamed into place (still atomic)
-            tmp = out_dir / "last.pt.copy.tmp"
-            shutil.copyfile(path, tmp)
-            os.replace(tmp, out_dir / "last.pt")
+            with atomic_path(out_dir / "last.pt", permissions=default_permissions()) as tmp:
+                shutil.copyfile(path, tmp)
         return path
 
     # -- logging ------------------------------------------------------------------

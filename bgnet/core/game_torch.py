@@ -1,0 +1,65 @@
+"""Batched play with torch ops on any device: the twins of ``bgnet.core._game_kernels`` (game ends, exact
+end-of-game chances, segment argmax), of ``swap_sides_batch`` and of ``bgnet.core.probs.flip_probs``.
+
+Each is a few whole-batch ops with shapes fixed by their inputs: nothing reads a tensor's value
+back to Python, so a GPU self-play step that uses them never waits for the host.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["flip_probs_torch", "segment_argmax_torch", "segment_ids", "swap_sides_torch", "terminal_codes_torch",
+           "terminal_probs_torch"]
+
+
+def swap_sides_torch(boards: torch.Tensor) -> torch.Tensor:
+    """Boards (M, 26) turned round, so that the other side of each is on roll."""
+    return -boards.flip(1)
+
+
+def flip_probs_torch(probs: torch.Tensor) -> torch.Tensor:
+    """Chances (M, 5) seen by the other side, win and loss swapped (``flip_row``; ``1 - win`` from float64)."""
+    lose = (1.0 - probs[:, 0].double()).to(probs.dtype)
+    return torch.stack([lose, probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]], dim=1)
+
+
+def terminal_codes_torch(boards: torch.Tensor) -> torch.Tensor:
+    """``terminal_codes`` for boards (M, 26) seen from the side on roll: (M,) int8, 0 while play goes on,
+    +1/+2/+3 when the side on roll has borne off all 15 (single, gammon, backgammon), -1/-2/-3 when the
+    opponent has."""
+    b = boards.to(torch.int16)
+    mine = b.clamp(min=0).sum(1)
+    theirs = (-b).clamp(min=0).sum(1)
+    # A backgammon: the loser still has a checker on the bar or in the winner's home board.
+    they_stuck = (b[:, 0] < 0) | (b[:, 1:7] < 0).any(1)
+    i_stuck = (b[:, 25] > 0) | (b[:, 19:25] > 0).any(1)
+    won = torch.where(theirs < 15, 1, torch.where(they_stuck, 3, 2))
+    lost = torch.where(mine < 15, -1, torch.where(i_stuck, -3, -2))
+    return torch.where(mine == 0, won, torch.where(theirs == 0, lost, 0)).to(torch.int8)
+
+
+def terminal_probs_torch(codes: torch.Tensor) -> torch.Tensor:
+    """Exact chances (M, 5) float32 of the games ``codes`` ended (zeros where play goes on), as ``apply_terminal``."""
+    k = codes.to(torch.int64).abs().unsqueeze(1)
+    levels = torch.arange(1, 4, device=codes.device)
+    won = (codes > 0).unsqueeze(1) & (k >= levels)  # win, gammon, backgammon
+    lost = (codes < 0).unsqueeze(1) & (k >= levels[1:])  # gammon, backgammon lost
+    return torch.cat([won, lost], dim=1).float()
+
+
+def segment_ids(offsets: torch.Tensor, rows: int) -> torch.Tensor:
+    """(rows,) int64: the segment ``i`` of each row, where segment ``i`` is ``offsets[i]:offsets[i + 1]``."""
+    return torch.searchsorted(offsets[1:], torch.arange(rows, device=offsets.device), right=True)
+
+
+def segment_argmax_torch(values: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """``segment_argmax``: the index (into ``values``) of the largest value of each non-empty segment
+    ``offsets[i]:offsets[i + 1]``, the first of equal ones."""
+    n, m = len(offsets) - 1, len(values)
+    seg = segment_ids(offsets, m)
+    best = torch.full((n,), -torch.inf, dtype=values.dtype, device=values.device)
+    best = best.scatter_reduce(0, seg, values, "amax")
+    rows = torch.arange(m, device=values.device)
+    at_best = torch.where(values == best.index_select(0, seg), rows, m)
+    return torch.full((n,), m, dtype=rows.dtype, device=values.device).scatter_reduce(0, seg, at_best, "amin")

@@ -1,0 +1,98 @@
+"""The bear-off database's lookups with torch ops on any device: the twin of ``BearoffDatabase.lookup``.
+
+``DeviceBearoff(device)`` copies the one-sided and two-sided tables of ``bgnet.nets.bearoff``
+to the device once; ``probs(boards)`` then classifies boards, ranks both sides' home points
+with the binomial table (``bearoff_tables.rank``) and reads their exact chances, all as
+whole-batch ops with fixed shapes (every row is computed, rows that are not pure bear-offs
+are zeroed), so a GPU self-play step never waits for the host. The sums are float64, as the
+numba kernel's, in another order: values agree to about 1e-16, and exactly once rounded to
+float32, as the evaluators use them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from bgnet.nets.bearoff import BearoffDatabase, database
+from bgnet.nets.bearoff_tables import BINOM, FULL_START, N_TWO_SIDED, TWO_SIDED_CHECKERS
+
+__all__ = ["DeviceBearoff", "pure_bearoffs_torch"]
+
+def _home_counts(boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Checkers (M, 6) int64 of the side on roll on its points 1..6 and of the opponent on its own 1..6."""
+    b = boards.to(torch.int64)
+    return b[:, 1:7], -b[:, 19:25].flip(1)
+
+
+def pure_bearoffs_torch(boards: torch.Tensor) -> torch.Tensor:
+    """Mask (M,) of pure bear-offs (``bgnet.nets.bearoff.is_bearoff``): every checker in play home, none on a bar,
+    the board not empty."""
+    b = boards
+    return ((b[:, 0] == 0) & (b[:, 25] == 0) & (b[:, 7:19] == 0).all(1) & (b[:, 1:7] >= 0).all(1)
+            & (b[:, 19:25] <= 0).all(1) & (b != 0).any(1))
+
+
+def _rank(counts: torch.Tensor, binom: torch.Tensor) -> torch.Tensor:
+    """``bearoff_tables.rank`` of each row of ``counts`` (M, 6) (at most 15 checkers; other rows give any index)."""
+    total = counts.sum(1)
+    after = counts.flip(1).cumsum(1).flip(1) - counts  # checkers beyond each point
+    m = after[:, :5] - 1
+    cols = torch.arange(5, 0, -1, device=counts.device)  # positions with more checkers on point p + 1 come first
+    terms = torch.where(m >= 0, binom[(m + cols).clamp(0, 31), cols], 0)
+    return binom[(total + 5).clamp(0, 31), 6] + terms.sum(1)
+
+
+def _exclusive_cumsum(rows: torch.Tensor) -> torch.Tensor:
+    """Sums of each row's columns before each column (M, K): the first is 0."""
+    return torch.cat([torch.zeros_like(rows[:, :1]), rows[:, :-1].cumsum(1)], dim=1)
+
+
+class DeviceBearoff:
+    """The tables of a ``BearoffDatabase`` on one torch device, with batched lookups that stay there."""
+
+    def __init__(self, device: torch.device | str = "cpu", db: BearoffDatabase | None = None) -> None:
+        db = database() if db is None else db
+        self.device = torch.device(device)
+        self.binom = torch.from_numpy(BINOM).to(self.device)
+        self.rolls = torch.from_numpy(db.rolls.copy()).to(self.device)
+        self.first_off = torch.from_numpy(db.first_off.copy()).to(self.device)
+        self.win = torch.from_numpy(db.win.copy()).to(self.device)
+
+    def classify(self, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Codes (M,) int8 (0 not a pure bear-off, 1 one-sided race, 2 in the two-sided table) and the one-sided
+        indices (M,) of the side on roll and of the opponent (0 where the code is 0)."""
+        mine, theirs = _home_counts(boards)
+        n_mine, n_theirs = mine.sum(1), theirs.sum(1)
+        pure = pure_bearoffs_torch(boards) & (n_mine <= 15) & (n_theirs <= 15)
+        two_sided = (n_mine <= TWO_SIDED_CHECKERS) & (n_theirs <= TWO_SIDED_CHECKERS)
+        code = torch.where(pure, torch.where(two_sided, 2, 1), 0).to(torch.int8)
+        x = torch.where(pure, _rank(mine, self.binom), 0)
+        y = torch.where(pure, _rank(theirs, self.binom), 0)
+        return code, x, y
+
+    def is_bearoff(self, boards: torch.Tensor) -> torch.Tensor:
+        """Mask (M,) of pure bear-offs among boards (M, 26)."""
+        return self.classify(boards)[0] != 0
+
+    def probs(self, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mask (M,) of pure bear-offs and their exact chances (M, 5) float64 for each side on roll (zeros elsewhere),
+        as ``BearoffDatabase.exact_probs``."""
+        code, x, y = self.classify(boards)
+        race = self._race(x, y)
+        two = torch.zeros_like(race)
+        two[:, 0] = self.win[x.clamp(max=N_TWO_SIDED - 1), y.clamp(max=N_TWO_SIDED - 1)]
+        c = code.unsqueeze(1)
+        return code != 0, torch.where(c == 2, two, torch.where(c == 1, race, 0.0))
+
+    def _race(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Chances (M, 5) float64 of the race between one-sided positions ``x`` (on roll) and ``y``: the side on roll
+        needing k rolls wins when the other needs k or more; gammons from the first-checker distributions."""
+        dx, dy = self.rolls[x], self.rolls[y]
+        win = (dx * (1.0 - _exclusive_cumsum(dy))).sum(1).clamp(0.0, 1.0)
+        first_y = self.first_off[(y - FULL_START).clamp(min=0)]
+        first_x = self.first_off[(x - FULL_START).clamp(min=0)]
+        gammon = (dx * (1.0 - _exclusive_cumsum(first_y))).sum(1).clamp(min=0.0).minimum(win)
+        gammon_lost = (dy * (1.0 - first_x.cumsum(1))).sum(1).clamp(min=0.0).minimum(1.0 - win)
+        zero = torch.zeros_like(win)
+        return torch.stack([win, torch.where(y >= FULL_START, gammon, zero), zero,
+                            torch.where(x >= FULL_START, gammon_lost, zero), zero], dim=1)
