@@ -35,21 +35,26 @@ from bgnet.trainer.learner import fit  # noqa: E402
 from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
 from bgnet.sim.device_selfplay import DeviceSelfPlay  # noqa: E402
 from bgnet.sim.selfplay import SelfPlay  # noqa: E402
-from bgnet.trainer.config import ConfigError, build_config  # noqa: E402
+from bgnet.trainer.config import ConfigError, TrainConfig, build_config  # noqa: E402
 from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer  # noqa: E402
 from bgnet.trainer.inference import TorchEvaluator  # noqa: E402
 from bgnet.trainer.selfplay import resolve_device, trajectories_to_samples, use_torch_encoder  # noqa: E402
 
 
-def measure(config_path: str, device: str, seconds: float, batch: int | None, bearoff: bool = True) -> dict:
-    overrides = {"device": device}
+def _setup(config_path: str, device: str, batch: int | None) -> tuple[TrainConfig, torch.device]:
+    """The config with the bench's overrides, torch seeded and threaded as it says, and its device (checked)."""
+    overrides: dict[str, object] = {"device": device}
     if batch:
         overrides["batch_games"] = batch
     cfg = build_config(config_path, overrides)
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    dev = resolve_device(cfg.device)
+    return cfg, resolve_device(cfg.device)
+
+
+def measure(config_path: str, device: str, seconds: float, batch: int | None, bearoff: bool = True) -> dict:
+    cfg, dev = _setup(config_path, device, batch)
     net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     on_device = use_torch_encoder(cfg.encoder, dev, cfg.feature_version)
@@ -81,14 +86,7 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
 
 def measure_device(config_path: str, device: str, seconds: float, batch: int | None, history: int | None) -> dict:
     """Games/s with learning of the device engine: ``DeviceTrainer`` steps (self-play, TD targets, fits) on ``device``."""
-    overrides = {"device": device}
-    if batch:
-        overrides["batch_games"] = batch
-    cfg = build_config(config_path, overrides)
-    torch.manual_seed(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    dev = resolve_device(cfg.device)
+    cfg, dev = _setup(config_path, device, batch)
     if not use_torch_encoder("torch", dev, cfg.feature_version):
         raise ConfigError(f"feature version {cfg.feature_version} has no torch encoder: the device engine needs one")
     net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
@@ -100,6 +98,12 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
     while int(play.finished) < cfg.batch_games:  # warm-up: until a batch's worth of games has finished
         trainer.step()
     syncs = count_syncs(trainer, cfg.exploration) if dev.type == "cuda" else None
+    busy: float | str | None = None
+    if dev.type == "cuda":
+        try:  # a profiler that fails must not cost the run its games/s figure
+            busy = gpu_busy(trainer, cfg.exploration)
+        except Exception as exc:  # noqa: BLE001 - reported in the output instead
+            busy = f"profiler failed: {exc}"
     _wait(dev)
     games0, steps, t0 = int(play.finished), 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
@@ -112,7 +116,7 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
             "device": cfg.device, "batch": cfg.batch_games, "hidden": cfg.hidden,
             "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
             "torch_threads": torch.get_num_threads(), "fit_every": learning.fit_every, "history": play.ring.steps,
-            "loss": float(trainer.loss), "syncs_per_step": syncs}
+            "loss": float(trainer.loss), "syncs_per_step": syncs, "gpu_busy": busy}
 
 
 def _wait(dev: torch.device) -> None:
@@ -132,6 +136,28 @@ def count_syncs(trainer: DeviceTrainer, exploration: float, steps: int = 8) -> f
     finally:
         torch.cuda.set_sync_debug_mode("default")
     return sum("synchroniz" in str(w.message) for w in caught) / steps
+
+
+def gpu_busy(trainer: DeviceTrainer, exploration: float, steps: int = 8) -> float:
+    """The fraction of ``steps`` steady steps' wall time during which the GPU ran kernels (torch profiler: the union
+    of the CUDA kernels' intervals over the wall time of the profiled steps)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            trainer.step(exploration)
+        torch.cuda.synchronize()
+        wall_us = (time.perf_counter() - t0) * 1e6
+    spans = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                   if e.device_type == torch.autograd.DeviceType.CUDA)
+    busy, end = 0.0, float("-inf")
+    for start, stop in spans:  # union of the kernels' intervals (streams may overlap)
+        if stop > end:
+            busy += stop - max(start, end)
+            end = stop
+    return round(busy / wall_us, 3)
 
 
 def compare_bearoff(config_path: str, steps: int = 400) -> dict:

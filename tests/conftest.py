@@ -3,13 +3,18 @@ the user's home."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
 
-# Set at import, before any test or subprocess runs, so that CLI subprocesses inherit it too.
-os.environ.setdefault("BGNET_CACHE", tempfile.mkdtemp(prefix="bgnet-test-cache-"))
+# Set at import, before any test or subprocess runs, so that CLI subprocesses inherit it too; removed at exit
+# (it holds a 35 MB bear-off database).
+if not os.environ.get("BGNET_CACHE"):
+    os.environ["BGNET_CACHE"] = tempfile.mkdtemp(prefix="bgnet-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["BGNET_CACHE"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +61,27 @@ def game_boards():
                 b = start
         return np.array(out)
     return make
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch intra-op thread for a module of many small ops: the suite may share few cores with other jobs."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture()
+def tiny_v2_checkpoint(tmp_path):
+    """A checkpoint of a small seeded net on feature set 2 (16 hidden units), for runs that start from one."""
+    import torch
+
+    from bgnet.nets.model import BgNet, ModelConfig, save_checkpoint
+
+    torch.manual_seed(0)
+    path = tmp_path / "init.pt"
+    save_checkpoint(path, BgNet(ModelConfig.for_features([16], "relu", 2)))
+    return path

@@ -11,7 +11,6 @@ where there is a GPU, on CUDA too.
 from __future__ import annotations
 
 import json
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -39,13 +38,7 @@ DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]
 """The CPU always, CUDA where there is a GPU."""
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread() -> Iterator[None]:
-    """One intra-op thread: the suite may share few cores with other jobs."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def small_net(seed: int, version: int = 2, hidden: tuple[int, ...] = (16,)) -> BgNet:
@@ -196,11 +189,8 @@ def test_bad_requests_are_search_errors():
 
 
 @pytest.fixture()
-def init(tmp_path):
-    torch.manual_seed(0)
-    path = tmp_path / "init.pt"
-    save_checkpoint(path, BgNet(ModelConfig.for_features([16], "relu", 2)))
-    return path
+def init(tiny_v2_checkpoint):
+    return tiny_v2_checkpoint
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")

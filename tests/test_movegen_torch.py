@@ -10,7 +10,6 @@ so a missing, extra, repeated or misordered afterstate all fail it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -27,13 +26,7 @@ FIVE_POINT_BOARD = {2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 13: 5}  # only O's ace point (
 SIX_POINT_BOARD = {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 13: 3}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread() -> Iterator[None]:
-    """One intra-op thread: the ops are small and many, and the suite may share few cores with other jobs."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def numba_sorted(boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -18,11 +18,8 @@ SMALL = dict(rounds=2, positions=200, epochs=1, duel_pairs=20, batch_games=16, s
 
 
 @pytest.fixture()
-def init(tmp_path):
-    torch.manual_seed(0)
-    path = tmp_path / "init.pt"
-    save_checkpoint(path, BgNet(ModelConfig.for_features([16], "relu", 2)))
-    return path
+def init(tiny_v2_checkpoint):
+    return tiny_v2_checkpoint
 
 
 def test_positions_are_live_and_labels_are_the_1ply_search(init):
