@@ -306,3 +306,27 @@ def test_search_scorer_plays_like_best_move_for_many_games_at_once():
             chosen = after[offsets[g] + int(np.argmax(seg))]
             expected = best_move(fn, p, tuple(dice[g]), ply).after.board
             assert tuple(chosen.tolist()) == expected
+
+
+def test_a_search_values_each_distinct_leaf_once_with_the_same_values():
+    """Repeated boards in a search's batch are valued once (``_distinct_leaf64``), and the values are the same as
+    valuing every row, since the fused evaluator values each board on its own."""
+    from bgnet.core.movegen import generate_plays, swap_sides_batch
+    from bgnet.core.resources import default_checkpoint
+    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.play import search
+
+    net = load_evaluator(default_checkpoint())
+    start = np.array([Position.start().board], np.int8)
+    after, _s, _n, _o = generate_plays(np.repeat(start, 3, axis=0), np.array([[3, 1], [6, 5], [3, 1]], np.int8))
+    boards = swap_sides_batch(after)  # the 3-1 plays twice: every one of them repeats
+    seen: list[int] = []
+
+    class Counting:
+        def probs_of_boards(self, b: np.ndarray) -> np.ndarray:
+            seen.append(len(b))
+            return net.probs_of_boards(b)
+
+    got = search._distinct_leaf64(Counting(), boards)
+    assert np.array_equal(got, search._leaf64(net, boards))
+    assert seen == [len(np.unique(boards, axis=0))] and seen[0] < len(boards)

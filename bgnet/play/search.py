@@ -183,6 +183,18 @@ def _leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     return leaf_probs(evaluator, boards).astype(np.float64)
 
 
+def _distinct_leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
+    """``_leaf64`` valuing each distinct board once: a search's rolls reach the same positions by many paths (a
+    third of a 2-ply search's leaves repeat within one batch). The same values, since evaluators value each board
+    on its own (``bgnet.nets.fastnet``: a board's chances do not depend on its batch)."""
+    rows = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+    keys = rows.view(np.dtype((np.void, 26))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) == len(rows):
+        return _leaf64(evaluator, rows)
+    return _leaf64(evaluator, rows[first])[inverse.ravel()]
+
+
 LastLevel = Callable[[np.ndarray], np.ndarray]
 """A 1-ply search of unfinished boards (M, 26): chances (M, 5) for each one's side on roll."""
 
@@ -235,7 +247,7 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
     dice = np.tile(_ROLL_DICE, (n, 1))
     after, _steps, _ns, offsets = generate_plays(rolled, dice)
     cand = swap_sides_batch(after)  # the opponent on roll
-    cand_probs = _leaf64(evaluator, cand)  # for the opponent
+    cand_probs = _distinct_leaf64(evaluator, cand)  # for the opponent
     mover_values = utility.of(flip_probs(cand_probs))
     choice = gk.segment_argmax(mover_values, offsets)
     if ply == 1:
