@@ -30,7 +30,7 @@ log "labels: numba on the host against the torch search on the GPU, same positio
 $PY bench/labels.py --positions 300 --tops "" --device cuda --device-scale 20 > "$OUT/labels.txt" 2>&1
 log "train ${TRAIN_MINUTES} min"
 timeout --signal=INT "$((TRAIN_MINUTES * 60))" $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
-    --out "$OUT/train" --device cuda --lr=0.0001 --lr_final=0.00005 > "$OUT/train.txt" 2>&1
+    --out "$OUT/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005 > "$OUT/train.txt" 2>&1
 log "figures"
 $PY - "$OUT" <<'PY' > "$OUT/figures.json"
 import json, pathlib, sys

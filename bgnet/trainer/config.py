@@ -96,6 +96,10 @@ class TrainConfig:
     """Backend "ray": finished games gathered from all actors between two weight broadcasts."""
     bearoff_database: bool = True
     """Stop a self-play game once both sides are bearing off (bgnet.nets.bearoff): its exact chances are the TD target."""
+    engine: str = "host"
+    """Which self-play engine trains: "host" (SelfPlay, numba move generation, the learner's fit) or "device" (every
+    step, TD target and fit as torch ops on the run's device, bgnet.trainer.device_run; backend local and a feature
+    set with a torch encoder; encoder and kernel_threads then only serve the pubeval evaluation)."""
 
 
 def field_docs() -> dict[str, str]:
@@ -255,6 +259,11 @@ def validate(cfg: TrainConfig) -> None:
          "workers and ray_address need backend ray (--backend ray)"),
         (cfg.bearoff_database or cfg.backend == "local",
          "bearoff_database false needs backend local (Ray's self-play actors always stop at the bear-off database)"),
+        (cfg.engine in ("host", "device"), f"engine must be host or device, not {cfg.engine!r}"),
+        (cfg.engine != "device" or cfg.backend == "local",
+         "engine device needs backend local (Ray's self-play actors run the host engine)"),
+        (cfg.engine != "device" or features is None or features.has_torch_encoder,
+         f"engine device needs a feature set with a torch encoder, and feature_version {cfg.feature_version} has none"),
     ]
     for ok, message in checks:
         if not ok:

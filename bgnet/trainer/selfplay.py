@@ -1,18 +1,19 @@
-"""The self-play trainer, top to bottom: config, seeding, model, loop, logging, checkpoint.
+"""The self-play trainer: ``train`` starts a run and hands it to its engine's loop; the host engine's loop is here.
 
     python -m train --config configs/quick.toml [--key=value ...] [--device cpu|cuda]
-                    [--out DIR] [--resume PATH]
+                    [--out DIR] [--resume PATH] [--engine=device]
 
-(the command line is ``bgnet.cli.train``). Everything a checkpoint saves and a resume
-restores lives in one ``RunState`` (net, optimizer, self-play games, counters, random
-streams, unused samples). A run writes to ``runs/<run_name>__<seed>__<time>/`` unless
-``out`` says where (a resume continues in the folder of its checkpoint).
+(the command line is ``bgnet.cli.train``). What both engines share (folder, seeding, starting
+net, writer, Ctrl-C, checkpoint names, the pubeval evaluation) is in
+``bgnet.trainer.training_run``; engine "device" runs ``bgnet.trainer.device_run``. On the
+host, everything a checkpoint saves and a resume restores lives in one ``RunState`` (net,
+optimizer, self-play games, counters, random streams, unused samples). A run writes to
+``runs/<run_name>__<seed>__<time>/`` unless ``out`` says where (a resume continues in the
+folder of its checkpoint).
 """
 
 from __future__ import annotations
 
-import shutil
-import signal
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,75 +22,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from bgnet.core.atomic import atomic_path, default_permissions
-from bgnet.features.registry import FEATURE_SETS
-from bgnet.sim.duel import NeuralScorer, PubevalScorer, paired_duel
-from bgnet.trainer.learner import cosine_lr, fit
-from bgnet.nets.model import (BgNet, CheckpointError, ModelConfig, net_from_checkpoint, placement, read_checkpoint,
-                              save_checkpoint)
+from bgnet.nets.model import BgNet, placement, save_checkpoint
 from bgnet.sim.selfplay import SelfPlay, Trajectory
-from bgnet.trainer.td import lambda_returns
-from bgnet.trainer.config import ConfigError, TrainConfig, build_config
-from bgnet.trainer.inference import TorchEvaluator
+from bgnet.trainer.config import TrainConfig
 from bgnet.trainer.distributed import make_selfplay
+from bgnet.trainer.inference import TorchEvaluator
+from bgnet.trainer.learner import cosine_lr, fit
+from bgnet.trainer.td import lambda_returns
+from bgnet.trainer.training_run import (LAST, Every, RunStart, TrainOptions, checkpoint_name, end_message, finish,
+                                        eval_vs_pubeval, open_writer, progress_bar, resolve_device, run_folder,
+                                        start_run, stop_on_sigint, use_torch_encoder, write_checkpoint)
 
-EVAL_SEED = 20261129
-
-
-@dataclass
-class TrainOptions:
-    """What a training run is asked besides its config's settings: where they come from and where it writes."""
-
-    config: str | None = None
-    """TOML config file (``bgnet.trainer.config.build_config``); None: the defaults."""
-    overrides: dict[str, Any] = field(default_factory=dict)
-    """Settings that override the config's (or a resumed run's), as ``--key=value`` gives them."""
-    out: str | None = None
-    """Output folder (default ``run_folder``'s)."""
-    resume: str | None = None
-    """Checkpoint of a run to continue exactly."""
-    init: str | None = None
-    """Checkpoint whose weights start a new run."""
-    stop_after: int = 0
-    """Stop once this many games are played (0: never; simulates an interruption)."""
-    progress: bool = True
-    """Show a tqdm bar."""
-
-
-def run_folder(cfg: TrainConfig, out: str | None, resume: str | None, now: float | None = None) -> Path:
-    """Where a run writes: ``--out``; else a resumed checkpoint's folder; else ``runs/<run_name>__<seed>__<time>``."""
-    if out:
-        return Path(out)
-    if resume:
-        return Path(resume).resolve().parent
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
-    return Path("runs") / f"{cfg.run_name}__{cfg.seed}__{stamp}"
-
-
-def resolve_device(name: str) -> torch.device:
-    """The torch device ``name`` ("cpu", "cuda" or "cuda:N"); a ConfigError (one sentence) when this machine
-    lacks it, before any work starts."""
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise ConfigError(f"device {name!r} is not cpu or cuda") from None
-    if device.type not in ("cpu", "cuda"):
-        raise ConfigError(f"device {name!r} is not cpu or cuda")
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ConfigError(f"device {name} was asked for but torch sees no CUDA GPU")
-        count = torch.cuda.device_count()
-        if device.index is not None and device.index >= count:
-            raise ConfigError(f"device {name} was asked for but torch sees {count} CUDA GPU{'s' if count != 1 else ''}")
-    return device
-
-
-def use_torch_encoder(encoder: str, device: torch.device, feature_version: int = 1) -> bool:
-    """Whether features are computed on the device (``encoder`` "torch", or "auto" off the CPU; sets with a torch
-    encoder only)."""
-    features = FEATURE_SETS.get(feature_version)
-    return features is not None and features.has_torch_encoder and (
-        encoder == "torch" or (encoder == "auto" and device.type != "cpu"))
+__all__ = ["RunState", "TrainOptions", "gammon_chance", "resolve_device", "restore_rng_states", "rng_states",
+           "run_folder", "train", "trajectories_to_samples", "use_torch_encoder"]
 
 
 def trajectories_to_samples(done: list[Trajectory], lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -178,146 +123,109 @@ class RunState:
 
 
 def train(args: TrainOptions) -> int:
-    """Run (or resume) a self-play training run; prints how it ended and returns 0."""
-    # -- config -----------------------------------------------------------------
-    overrides = args.overrides
-    resume_ckpt = read_checkpoint(args.resume) if args.resume else None
-    if resume_ckpt is not None:
-        if "config" not in resume_ckpt or "selfplay" not in resume_ckpt:
-            raise CheckpointError(f"checkpoint {args.resume!r} has no training state to resume (is it a released model?)")
-        base = {**resume_ckpt["config"], **overrides}
-        cfg = build_config(None, base)
-    else:
-        cfg = build_config(args.config, overrides)
-    device = resolve_device(cfg.device)
-    out_dir = run_folder(cfg, args.out, args.resume)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Run (or resume) a self-play training run on its config's engine; prints how it ended and returns 0."""
+    start = start_run(args)
+    if start.cfg.engine == "device":
+        from bgnet.trainer.device_run import train_on_device  # here: a host run loads no device engine
 
-    # -- seeding ------------------------------------------------------------------
-    torch.manual_seed(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+        return train_on_device(start)
+    return train_on_host(start)
+
+
+@dataclass
+class Window:
+    """The games finished since the last log: their lengths, results and gammon chances."""
+
+    lengths: list[int] = field(default_factory=list)
+    kinds: list[int] = field(default_factory=list)
+    gammons: list[float] = field(default_factory=list)
+
+    def add(self, done: list[Trajectory]) -> None:
+        self.lengths.extend(len(t.boards) + 1 for t in done)
+        self.kinds.extend(t.result for t in done)
+        self.gammons.extend(gammon_chance(t) for t in done)
+
+    def log(self, writer: Any, games: int) -> None:
+        """Write the window's game length, gammon and backgammon rates at ``games``."""
+        writer.add_scalar("charts/mean_game_length", float(np.mean(self.lengths)), games)
+        writer.add_scalar("charts/gammon_rate", float(np.mean(self.gammons)), games)
+        writer.add_scalar("charts/backgammon_rate", float((np.array(self.kinds) >= 3).mean()), games)
+
+
+def fit_gathered(state: RunState, games: int, device: torch.device, on_device: bool, writer: Any) -> float:
+    """Fit the net on the gathered samples at the cosine rate of ``games`` (logged with the loss); returns the
+    loss."""
+    cfg = state.cfg
+    lr = cosine_lr(cfg.lr, cfg.lr_final, games / cfg.games)
+    for group in state.optimizer.param_groups:
+        group["lr"] = lr
+    boards, targets = state.take_samples()
+    loss = fit(state.net, state.optimizer, boards, targets, cfg.minibatch, cfg.epochs, state.learn_rng, device,
+               on_device)
+    writer.add_scalar("losses/td_sse", loss, games)
+    writer.add_scalar("charts/learning_rate", lr, games)
+    return loss
+
+
+def train_on_host(start: RunStart) -> int:
+    """The host engine's loop (``SelfPlay`` or its Ray actors, numba kernels, ``fit``) from a started run."""
+    cfg, args, net, device, out_dir = start.cfg, start.options, start.net, start.device, start.out_dir
     learn_rng = np.random.default_rng(cfg.seed + 1)
-
-    # -- model --------------------------------------------------------------------
-    if resume_ckpt is not None:
-        net = net_from_checkpoint(resume_ckpt, f"checkpoint {args.resume!r}")
-    elif args.init:
-        net = net_from_checkpoint(read_checkpoint(args.init), f"checkpoint {args.init!r}")
-        have = (list(net.config.hidden), net.config.activation, net.config.feature_version)
-        if have != (list(cfg.hidden), cfg.activation, cfg.feature_version):
-            raise ConfigError(f"--init checkpoint has hidden={have[0]} activation={have[1]} feature_version={have[2]}; "
-                              f"the config says hidden={cfg.hidden} activation={cfg.activation} "
-                              f"feature_version={cfg.feature_version}")
-    else:
-        net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version))
-    net.to(device)
     play = make_selfplay(cfg, net)  # SelfPlay here, or Ray actors with backend ray (bgnet.trainer.distributed)
     if isinstance(play, SelfPlay):
         play.bearoff = cfg.bearoff_database
     state = RunState(cfg, net, torch.optim.Adam(net.parameters(), lr=cfg.lr), play, learn_rng)
-    if resume_ckpt is not None:
-        state.restore(resume_ckpt)
+    if start.resumed is not None:
+        state.restore(start.resumed)
     games = state.games
     on_device = use_torch_encoder(cfg.encoder, device, net.config.feature_version)
     evaluator = TorchEvaluator(net, device, cfg.kernel_threads, on_device)
 
     def checkpoint(name: str) -> Path:
         state.games = games
-        path = state.save(out_dir / name)
-        if name != "last.pt":  # the same bytes, copied and renamed into place (still atomic)
-            with atomic_path(out_dir / "last.pt", permissions=default_permissions()) as tmp:
-                shutil.copyfile(path, tmp)
-        return path
+        return write_checkpoint(out_dir, name, state.save)
 
-    # -- logging ------------------------------------------------------------------
-    from torch.utils.tensorboard import SummaryWriter
-
-    writer = SummaryWriter(str(out_dir))
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in asdict(cfg).items()))
-    stop = {"flag": False}
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        stop["flag"] = True
-
-    previous_handler = signal.signal(signal.SIGINT, on_sigint)
-    bar = None
-    if args.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.games, initial=games, unit="game", dynamic_ncols=True)
-
-    # -- loop ---------------------------------------------------------------------
+    writer = open_writer(out_dir, cfg)
+    bar = progress_bar(args, cfg, games)
     t0 = time.perf_counter()
     games_at_t0 = games
-    next_log = (games // cfg.log_every + 1) * cfg.log_every
-    next_ckpt = (games // cfg.checkpoint_every + 1) * cfg.checkpoint_every
-    next_eval = (games // cfg.eval_every + 1) * cfg.eval_every if cfg.eval_every else None
-    window_len: list[int] = []
-    window_kind: list[int] = []
-    window_gammon: list[float] = []
+    logs = Every.after(games, cfg.log_every)
+    ckpts = Every.after(games, cfg.checkpoint_every)
+    evals = Every.after(games, cfg.eval_every)
+    window = Window()
     last_loss = float("nan")
     last_ppg = None
-    stop_after = args.stop_after
-    while games < cfg.games and not stop["flag"]:
-        done = play.step(evaluator, cfg.exploration)
-        if not done:
-            continue
-        done = done[: cfg.games - games]
-        games += len(done)
-        window_len.extend(len(t.boards) + 1 for t in done)
-        window_kind.extend(t.result for t in done)
-        window_gammon.extend(gammon_chance(t) for t in done)
-        b, t = trajectories_to_samples(done, cfg.lam)
-        state.buf_boards.append(b)
-        state.buf_targets.append(t)
-        if state.samples() >= cfg.train_batch:
-            lr = cosine_lr(cfg.lr, cfg.lr_final, games / cfg.games)
-            for group in state.optimizer.param_groups:
-                group["lr"] = lr
-            boards, targets = state.take_samples()
-            last_loss = fit(net, state.optimizer, boards, targets, cfg.minibatch, cfg.epochs, state.learn_rng,
-                            device, on_device)
-            writer.add_scalar("losses/td_sse", last_loss, games)
-            writer.add_scalar("charts/learning_rate", lr, games)
-        if bar is not None:
-            bar.update(len(done))
-        if games >= next_log:
-            elapsed = time.perf_counter() - t0
-            gps = (games - games_at_t0) / max(elapsed, 1e-9)
-            kinds = np.array(window_kind)
-            writer.add_scalar("charts/games_per_s", gps, games)
-            writer.add_scalar("charts/mean_game_length", float(np.mean(window_len)), games)
-            writer.add_scalar("charts/gammon_rate", float(np.mean(window_gammon)), games)
-            writer.add_scalar("charts/backgammon_rate", float((kinds >= 3).mean()), games)
+    with stop_on_sigint() as stop:
+        while games < cfg.games and not stop.requested:
+            done = play.step(evaluator, cfg.exploration)
+            if not done:
+                continue
+            done = done[: cfg.games - games]
+            games += len(done)
+            window.add(done)
+            b, t = trajectories_to_samples(done, cfg.lam)
+            state.buf_boards.append(b)
+            state.buf_targets.append(t)
+            if state.samples() >= cfg.train_batch:
+                last_loss = fit_gathered(state, games, device, on_device, writer)
             if bar is not None:
-                bar.set_postfix(gps=f"{gps:.0f}", loss=f"{last_loss:.4f}", ppg=("-" if last_ppg is None else f"{last_ppg:+.3f}"))
-            window_len, window_kind, window_gammon = [], [], []
-            next_log += cfg.log_every
-        if next_eval is not None and games >= next_eval:
-            res = paired_duel(NeuralScorer(evaluator), PubevalScorer(), cfg.eval_pairs, EVAL_SEED)
-            last_ppg = res.ppg
-            writer.add_scalar("eval/ppg_vs_pubeval", res.ppg, games)
-            writer.add_scalar("eval/ppg_vs_pubeval_ci95", res.ci95, games)
-            writer.add_scalar("eval/win_rate_vs_pubeval", res.win_rate, games)
-            if bar is not None:
-                bar.write(f"games {games}: vs pubeval {res.ppg:+.3f} ppg +- {res.ci95:.3f} (95%), win rate {res.win_rate:.3f}")
-            next_eval += cfg.eval_every
-        if games >= next_ckpt:
-            checkpoint(f"games_{games:09d}.pt")
-            next_ckpt += cfg.checkpoint_every
-        if stop_after and games >= stop_after:
-            break
-
-    # -- checkpoint ---------------------------------------------------------------
-    final = checkpoint("last.pt")
-    play.close()
-    signal.signal(signal.SIGINT, previous_handler)
-    if bar is not None:
-        bar.close()
-    writer.flush()
-    writer.close()
-    elapsed = time.perf_counter() - t0
-    reason = "interrupted" if stop["flag"] else "stopped" if games < cfg.games else "finished"
-    print(f"{reason} at {games} games ({(games - games_at_t0) / max(elapsed, 1e-9):.0f} games/s); checkpoint {final}")
+                bar.update(len(done))
+            if logs.due(games):
+                gps = (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9)
+                writer.add_scalar("charts/games_per_s", gps, games)
+                window.log(writer, games)
+                if bar is not None:
+                    bar.set_postfix(gps=f"{gps:.0f}", loss=f"{last_loss:.4f}",
+                                    ppg=("-" if last_ppg is None else f"{last_ppg:+.3f}"))
+                window = Window()
+            if evals.due(games):
+                last_ppg = eval_vs_pubeval(evaluator, cfg, writer, games, bar)
+            if ckpts.due(games):
+                checkpoint(checkpoint_name(games))
+            if args.stop_after and games >= args.stop_after:
+                break
+        final = checkpoint(LAST)
+        play.close()
+    finish(writer, bar)
+    print(end_message(stop, cfg, games, (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9), final))
     return 0
