@@ -27,8 +27,8 @@ from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer
 from bgnet.trainer.inference import TorchEvaluator
 from bgnet.trainer.learner import cosine_lr
 from bgnet.trainer.training_run import (ENGINE_STATE, LAST, Every, RunStart, checkpoint_name, end_message,
-                                        eval_vs_pubeval, finish, open_writer, progress_bar, stop_on_sigint,
-                                        use_torch_encoder, write_checkpoint)
+                                        eval_vs_pubeval, finish, open_writer, progress_bar, show_progress,
+                                        stop_on_sigint, use_torch_encoder, write_checkpoint)
 
 __all__ = ["device_learning", "device_trainer", "save_device_run", "train_on_device"]
 
@@ -106,9 +106,7 @@ def train_on_device(start: RunStart) -> int:
                 gps = (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9)
                 loss = float(trainer.loss)
                 log_scalars(writer, games, gps, loss, lr)
-                if bar is not None:
-                    bar.set_postfix(gps=f"{gps:.0f}", loss=f"{loss:.4f}",
-                                    ppg=("-" if last_ppg is None else f"{last_ppg:+.3f}"))
+                show_progress(bar, gps, loss, last_ppg)
             if evals.due(games):  # a fresh evaluator: it may cache a copy of the weights
                 evaluator = TorchEvaluator(trainer.net, device, cfg.kernel_threads, on_device)
                 last_ppg = eval_vs_pubeval(evaluator, cfg, writer, games, bar)

@@ -31,7 +31,8 @@ from bgnet.trainer.learner import cosine_lr, fit
 from bgnet.trainer.td import lambda_returns
 from bgnet.trainer.training_run import (LAST, Every, RunStart, TrainOptions, checkpoint_name, end_message, finish,
                                         eval_vs_pubeval, open_writer, progress_bar, resolve_device, run_folder,
-                                        start_run, stop_on_sigint, use_torch_encoder, write_checkpoint)
+                                        show_progress, start_run, stop_on_sigint, use_torch_encoder,
+                                        write_checkpoint)
 
 __all__ = ["RunState", "TrainOptions", "gammon_chance", "resolve_device", "restore_rng_states", "rng_states",
            "run_folder", "train", "trajectories_to_samples", "use_torch_encoder"]
@@ -214,9 +215,7 @@ def train_on_host(start: RunStart) -> int:
                 gps = (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9)
                 writer.add_scalar("charts/games_per_s", gps, games)
                 window.log(writer, games)
-                if bar is not None:
-                    bar.set_postfix(gps=f"{gps:.0f}", loss=f"{last_loss:.4f}",
-                                    ppg=("-" if last_ppg is None else f"{last_ppg:+.3f}"))
+                show_progress(bar, gps, last_loss, last_ppg)
                 window = Window()
             if evals.due(games):
                 last_ppg = eval_vs_pubeval(evaluator, cfg, writer, games, bar)

@@ -213,6 +213,12 @@ class Every:
         return True
 
 
+def show_progress(bar: Any, games_per_s: float, loss: float, ppg: float | None) -> None:
+    """The progress bar's figures: games/s, the last fit's loss, the last ppg against pubeval (when there is a bar)."""
+    if bar is not None:
+        bar.set_postfix(gps=f"{games_per_s:.0f}", loss=f"{loss:.4f}", ppg=("-" if ppg is None else f"{ppg:+.3f}"))
+
+
 def checkpoint_name(games: int) -> str:
     """The file of the checkpoint written at ``games`` games."""
     return f"games_{games:09d}.pt"
