@@ -239,8 +239,9 @@ def export_weights(checkpoint: str | os.PathLike[str], out: str | os.PathLike[st
     """Write a checkpoint's weights as the numpy file that ships beside a release (``checkpoints/bgnet.npz``),
     stamped with the checkpoint's SHA-256 so that it is used for that exact file only. Run it for each release."""
     path, target = Path(checkpoint), Path(out)
-    _write_cache(target, _torch_layers(path), _digest(path))
-    if _from_cache(target, _digest(path)) is None:
+    digest = _digest(path)
+    _write_cache(target, _torch_layers(path), digest)
+    if _from_cache(target, digest) is None:
         raise NumpyNetError(f"could not write the weights of {str(path)!r} to {str(target)!r}")
     return target
 

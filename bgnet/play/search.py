@@ -185,8 +185,9 @@ def _leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
 
 def _distinct_leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     """``_leaf64`` valuing each distinct board once: a search's rolls reach the same positions by many paths (a
-    third of a 2-ply search's leaves repeat within one batch). The same values, since evaluators value each board
-    on its own (``bgnet.nets.fastnet``: a board's chances do not depend on its batch)."""
+    third of a 2-ply search's leaves repeat within one batch). The fused evaluator values each board on its own
+    (``bgnet.nets.fastnet``), so its values are the same; a torch net's may move in the last bits, as they do
+    with any change of its batch."""
     rows = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
     keys = rows.view(np.dtype((np.void, 26))).ravel()
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)

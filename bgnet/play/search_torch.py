@@ -30,7 +30,7 @@ from bgnet.core.game_torch import (flip_probs_torch, segment_argmax_torch, swap_
 from bgnet.core.movegen_torch import generate_afterstates_torch
 from bgnet.features.kinds import KINDS
 from bgnet.features.registry import feature_set
-from bgnet.nets.bearoff_torch import pure_bearoffs_torch
+from bgnet.nets.bearoff_torch import DeviceBearoff
 from bgnet.nets.model import BgNet, NetSet
 from bgnet.play.search import MONEY, ROLL_WEIGHTS, ROLLS, SearchError, check_ply
 
@@ -88,14 +88,15 @@ def _net_forward(net: BgNet, device: torch.device, eval_batch: int) -> LeafFn:
 
 
 def _netset_forward(netset: NetSet, device: torch.device, eval_batch: int) -> LeafFn:
-    """``NetSet.probs_of_boards`` on ``device``: each kind's net on its boards, pure bear-offs from the database
-    (looked up on the host, rounded to float32 as the NetSet rounds them)."""
+    """``NetSet.probs_of_boards`` on ``device``: each kind's net on its boards, pure bear-offs from the NetSet's
+    database as device tensors (``DeviceBearoff``, rounded to float32 as the NetSet rounds them)."""
     forwards: dict[int, tuple[LeafFn, list[int]]] = {
         id(net): (_net_forward(net, device, eval_batch), []) for net in netset.nets.values()}
     for code, kind in enumerate(KINDS):
         forwards[id(netset.net_for(kind))][1].append(code)
     groups = [(fwd, torch.tensor(codes, device=device)) for fwd, codes in forwards.values() if codes]
     db = netset._database() if netset.bearoff else None  # the NetSet's own database, or False when it has none
+    bearoff = DeviceBearoff(device, db) if db else None
 
     def forward(boards: torch.Tensor) -> torch.Tensor:
         out = torch.empty((len(boards), 5), dtype=torch.float32, device=device)
@@ -104,13 +105,9 @@ def _netset_forward(netset: NetSet, device: torch.device, eval_batch: int) -> Le
             rows = torch.isin(kinds, codes).nonzero().squeeze(1)
             if len(rows):
                 out[rows] = fwd(boards.index_select(0, rows))
-        if db:
-            rows = pure_bearoffs_torch(boards).nonzero().squeeze(1)
-            if len(rows):
-                mask, exact = db.exact_probs(boards.index_select(0, rows).cpu().numpy())
-                keep = torch.from_numpy(np.flatnonzero(mask)).to(device)
-                out[rows.index_select(0, keep)] = torch.from_numpy(
-                    np.asarray(exact, np.float32)[mask]).to(device)
+        if bearoff is not None:
+            mask, exact = bearoff.probs(boards)
+            out = torch.where(mask.unsqueeze(1), exact.float(), out)
         return out
     return forward
 

@@ -12,19 +12,10 @@ from __future__ import annotations
 
 import torch
 
-from bgnet.core.game_torch import flip_probs_torch
+from bgnet.core.game_torch import flip_probs_torch, terminal_probs_torch
 from bgnet.sim.trajectory_ring import END_BEAROFF, END_NONE, TrajectoryRing
 
 __all__ = ["ring_lambda_returns"]
-
-
-def _result_table(device: torch.device) -> torch.Tensor:
-    """(8, 5) float32: row k the chances of a win of k points (k = 1..3), zeros otherwise (made on the device)."""
-    table = torch.zeros((8, 5), dtype=torch.float32, device=device)
-    table[1:4, 0] = 1.0
-    table[2:4, 1] = 1.0
-    table[3, 2] = 1.0
-    return table
 
 
 def _mix(values: torch.Tensor, targets: torch.Tensor, lam: float) -> torch.Tensor:
@@ -36,12 +27,12 @@ def ring_lambda_returns(ring: TrajectoryRing, lam: float, since: int = 0) -> tup
     """Targets (steps, G, 5) float32 for the ring's rows and the mask (steps, G) of samples: rows of games that ended
     (won, or stopped at the bear-off database) at step ``since`` or later, their finished boards left out."""
     n_games, dev = ring.boards.shape[1], ring.boards.device
-    results = _result_table(dev)
     targets = torch.zeros_like(ring.values)
     samples = torch.zeros(ring.end.shape, dtype=torch.bool, device=dev)
     carry = torch.zeros((n_games, 5), dtype=torch.float32, device=dev)  # the target of the row before, same game
     live = torch.zeros(n_games, dtype=torch.bool, device=dev)  # the slot's rows belong to a game that ended well
     ended = torch.full((n_games,), -1, dtype=torch.int64, device=dev)  # the step where that game ended
+    results = terminal_probs_torch(ring.end.reshape(-1)).view(*ring.end.shape, 5)  # a win's chances, every row
     for row, step in reversed(ring.rows()):
         end, values = ring.end[row].to(torch.int64), ring.values[row]
         won = (end >= 1) & (end <= 3)
@@ -52,5 +43,5 @@ def ring_lambda_returns(ring: TrajectoryRing, lam: float, since: int = 0) -> tup
         target = torch.where(stopped.unsqueeze(1), values, carry)
         targets[row] = target
         samples[row] = live & ~won & (ended >= since)
-        carry = torch.where(won.unsqueeze(1), results.index_select(0, end), flip_probs_torch(_mix(values, target, lam)))
+        carry = torch.where(won.unsqueeze(1), results[row], flip_probs_torch(_mix(values, target, lam)))
     return targets, samples

@@ -16,7 +16,7 @@ import numpy as np
 from bgnet.core.errors import BgnetError
 from bgnet.features.encoding import KINDS
 from bgnet.trainer.learner import check_loss
-from bgnet.trainer.selfplay import resolve_device
+from bgnet.trainer.training_run import resolve_device
 
 LABELS = ("ply1", "ply2", "rollout")
 """How a round labels its positions: the net's own 1-ply or 2-ply search, or its rollouts."""

@@ -105,14 +105,11 @@ def run_config(options: TrainOptions) -> tuple[TrainConfig, dict[str, Any] | Non
     if not options.resume:
         return build_config(options.config, options.overrides), None
     ckpt = read_checkpoint(options.resume)
-    if "config" not in ckpt:
+    written = [engine for engine, key in ENGINE_STATE.items() if key in ckpt]
+    if "config" not in ckpt or not written:
         raise CheckpointError(f"checkpoint {options.resume!r} has no training state to resume (is it a released model?)")
     cfg = build_config(None, {**ckpt["config"], **options.overrides})
     if ENGINE_STATE[cfg.engine] not in ckpt:
-        written = [engine for engine, key in ENGINE_STATE.items() if key in ckpt]
-        if not written:
-            raise CheckpointError(f"checkpoint {options.resume!r} has no training state to resume (is it a released "
-                                  "model?)")
         raise CheckpointError(f"checkpoint {options.resume!r} was written by the {written[0]} engine and resumes only "
                               f"with engine {written[0]}, not {cfg.engine}")
     return cfg, ckpt
