@@ -3,7 +3,8 @@
 The repository keeps one copy of the net (``checkpoints/bgnet.pt``, next to its model
 card) and of the configs (``configs/**/*.toml``); a wheel or a plain ``pip install .``
 carries them inside the package as ``bgnet/data/bgnet.pt`` and ``bgnet/data/configs/``
-(with ``checkpoints/bgnet.npz``, the net's weights for numpy, as ``bgnet/data/bgnet.npz``),
+(with ``checkpoints/bgnet.npz``, the net's weights for numpy, as ``bgnet/data/bgnet.npz``, and its pruning net
+``checkpoints/pruning.npz`` as ``bgnet/data/pruning.npz``),
 so that ``bgnet hint`` and ``bgnet train --config quick`` work anywhere
 (``bgnet.core.resources`` says where each is found).
 """
@@ -17,6 +18,7 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 RELEASED_NET = ROOT / "checkpoints" / "bgnet.pt"
 RELEASED_WEIGHTS = ROOT / "checkpoints" / "bgnet.npz"
+RELEASED_PRUNING = ROOT / "checkpoints" / "pruning.npz"
 CONFIGS = ROOT / "configs"
 
 
@@ -29,6 +31,7 @@ class BuildPyWithData(build_py):
         data.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(RELEASED_NET, data / "bgnet.pt")
         shutil.copyfile(RELEASED_WEIGHTS, data / "bgnet.npz")
+        shutil.copyfile(RELEASED_PRUNING, data / "pruning.npz")
         for config in sorted(CONFIGS.rglob("*.toml")):
             target = data / "configs" / config.relative_to(CONFIGS)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
 """``bgnet analyze`` speed and agreement with GNU Backgammon's own analysis of the same match files.
 
 1. Speed: gnubg plays a seeded 7-point match against itself; bgnet analyses it at
-   ``--ply`` (default 2) in this process, and gnubg analyses the same .mat at the
-   same ply in the same run (both single-threaded). Target: bgnet < 30 s.
+   ``--ply`` (default 2) in this process, as ``bgnet analyze`` does (with the released
+   net's pruning net) and with ``--no-prune`` (every reply valued), and gnubg analyses the
+   same .mat at the same ply in the same run (all single-threaded).
 2. Agreement: ``--matches`` seeded 5-point matches between gnubg players of
    different strength (chequer-play noise 0 to 0.08); per-player error rates from
    bgnet (at ``--corr-ply``) against gnubg's (2 ply): Pearson correlation over all
@@ -36,9 +37,8 @@ import numpy as np  # noqa: E402
 
 from make_match_fixtures import analyse, bench_set, play_match  # noqa: E402
 
-from bgnet.play.agents import DEFAULT_CHECKPOINT  # noqa: E402
 from bgnet.app.analysis import analyse_match  # noqa: E402
-from bgnet.nets.fastnet import load_numpy_net  # noqa: E402
+from bgnet.app.answers import load_probs_fn  # noqa: E402
 from bgnet.io.formats import read_match  # noqa: E402
 
 
@@ -50,7 +50,8 @@ def main() -> int:
     ap.add_argument("--corr-ply", type=int, default=1, help="bgnet's ply in the agreement part (default 1)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    fn = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
+    fn = load_probs_fn("default")  # what bgnet analyze uses: the released net with its pruning net
+    full_fn = load_probs_fn("default", prune=False)
     report: dict[str, object] = {"python": platform.python_version(), "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         mat = Path(tmp) / "seven.mat"
@@ -60,6 +61,9 @@ def main() -> int:
         t0, c0 = time.perf_counter(), time.process_time()
         a = analyse_match(fn, match, ply=args.ply)
         ours, ours_cpu = time.perf_counter() - t0, time.process_time() - c0
+        t0 = time.perf_counter()
+        a_full = analyse_match(full_fn, match, ply=args.ply)
+        full = time.perf_counter() - t0
         k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         stats, theirs = analyse(mat, args.ply)
         k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -68,14 +72,16 @@ def main() -> int:
         moves = sum(1 for d in a.decisions if d.kind == "move")
         report["speed"] = {"length": 7, "seed": args.seed, "games": len(match.games), "decisions": len(a.decisions),
                            "checker_decisions": moves, "ply": args.ply, "bgnet_seconds": round(ours, 2),
+                           "bgnet_no_prune_seconds": round(full, 2),
                            "bgnet_cpu_seconds": round(ours_cpu, 2), "gnubg_seconds": round(theirs, 2),
                            "gnubg_cpu_seconds": round(theirs_cpu, 2), "load_average": round(load, 2),
                            "bgnet_overall_memg": [round(p.overall_error_rate_memg, 1) for p in a.players],
+                           "bgnet_no_prune_overall_memg": [round(p.overall_error_rate_memg, 1) for p in a_full.players],
                            "gnubg_overall_memg": [p["overall_error_rate_memg"] for p in stats["players"]]}  # type: ignore[index]
         if not args.json:
             s = report["speed"]
             print(f"7-point match, {s['games']} games, {s['decisions']} decisions ({moves} checker plays), "  # type: ignore[index]
-                  f"{args.ply} ply: bgnet {ours:.1f} s wall ({ours_cpu:.1f} s CPU), "
+                  f"{args.ply} ply: bgnet {ours:.1f} s wall ({ours_cpu:.1f} s CPU; --no-prune {full:.1f} s), "
                   f"gnubg {theirs:.1f} s wall ({theirs_cpu:.1f} s CPU); load average {load:.1f}")
         rows = []
         for name, length, seed, n0, n1 in bench_set(args.matches):

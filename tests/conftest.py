@@ -19,10 +19,11 @@ if not os.environ.get("BGNET_CACHE"):
 
 @pytest.fixture(scope="session")
 def net():
-    """The shipped net's 0-ply ``boards -> probs`` function (the rollout and labelling tests' evaluator)."""
-    from bgnet.play.agents import load_agent
+    """The shipped net's 0-ply ``boards -> probs`` function (the rollout and labelling tests' evaluator), without
+    its pruning net: searches on it value every reply (tests/test_pruning.py tests the pruned ones)."""
+    from bgnet.play.agents import DEFAULT_CHECKPOINT, NeuralAgent
 
-    return load_agent("default", ply=0).probs_fn
+    return NeuralAgent(DEFAULT_CHECKPOINT, 0, prune=False).probs_fn
 
 
 @pytest.fixture(scope="session")

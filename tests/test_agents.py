@@ -55,7 +55,7 @@ def test_a_new_kind_of_player_is_one_registration(monkeypatch: pytest.MonkeyPatc
     assert isinstance(agent, RandomAgent) and agent.seed == 7
     assert made == [agents.AgentSpec(text="echo@2", name="echo", ply=2, seed=7)]
     assert agents.AGENT_KINDS[-1].label == "an existing checkpoint file"
-    listed = "is not random, pubeval, gnubg, default, netset:PATH, echo or an existing checkpoint file"
+    listed = "is not random, pubeval, gnubg, noprune:SPEC, default, netset:PATH, echo or an existing checkpoint file"
     with pytest.raises(AgentSpecError, match=listed):
         load_agent("nosuchbot")
 
@@ -190,3 +190,15 @@ def test_the_one_line_user_api() -> None:
 def hints_free_eval(agent: object) -> Probs:
     """The same 1-ply evaluation through the search functions, without the agent."""
     return evaluate_position(agent.evaluator, START, 1)  # type: ignore[attr-defined]
+
+
+def test_noprune_names_the_same_net_searching_every_reply() -> None:
+    """``noprune:SPEC`` is SPEC's net at SPEC's ply without its pruning net (``bgnet.nets.pruning``)."""
+    from bgnet.nets.pruning import PrunedEvaluator
+
+    full = load_agent("noprune:default@2")
+    assert full.ply == 2 and not isinstance(full.probs_fn, PrunedEvaluator)  # type: ignore[attr-defined]
+    assert full.name.startswith("noprune:")
+    assert isinstance(load_agent("default@2").probs_fn, PrunedEvaluator)  # type: ignore[attr-defined]
+    with pytest.raises(AgentSpecError):
+        load_agent("noprune:nosuchbot")

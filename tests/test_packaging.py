@@ -41,6 +41,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (src / "checkpoints").mkdir()
     shutil.copy(ROOT / "checkpoints" / "bgnet.pt", src / "checkpoints" / "bgnet.pt")
     shutil.copy(ROOT / "checkpoints" / "bgnet.npz", src / "checkpoints" / "bgnet.npz")
+    shutil.copy(ROOT / "checkpoints" / "pruning.npz", src / "checkpoints" / "pruning.npz")
     shutil.copytree(ROOT / "configs", src / "configs")
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                         "-w", str(out), str(src)], capture_output=True, text=True, timeout=300)
@@ -52,6 +53,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_holds_the_net_and_no_top_level_train_or_eval(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "bgnet/data/bgnet.pt" in names and "bgnet/data/bgnet.npz" in names and "bgnet/py.typed" in names
+    assert "bgnet/data/pruning.npz" in names
     configs = {n for n in names if n.startswith("bgnet/data/configs/")}
     assert configs == {"bgnet/data/configs/" + p.relative_to(ROOT / "configs").as_posix()
                        for p in (ROOT / "configs").rglob("*.toml")}

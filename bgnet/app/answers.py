@@ -148,13 +148,14 @@ def search_ply(model: str | None, ply: int | None, default: int = DEFAULT_PLY) -
     return ply if ply is not None else spec_ply if spec_ply is not None else default
 
 
-def load_probs_fn(model: str | None) -> Callable[[np.ndarray], np.ndarray]:
+def load_probs_fn(model: str | None, prune: bool = True) -> Callable[[np.ndarray], np.ndarray]:
     """The 0-ply probabilities of the player ``model`` names (the specs of ``bgnet.play.agents.load_agent``:
     ``default`` or None for the released net, a checkpoint file, ``gnubg``, ...); bgnet's nets are exact for pure
-    bear-offs. RequestError for a player without probabilities (pubeval, random)."""
+    bear-offs, and with ``prune`` carry their pruning net for searches (``bgnet.nets.pruning``). RequestError for a
+    player without probabilities (pubeval, random)."""
     from bgnet.play.agents import load_agent
 
-    probs_fn = probs_fn_of(load_agent(model or "default"))
+    probs_fn = probs_fn_of(load_agent(model or "default", prune=prune))
     if probs_fn is None:
         raise RequestError(f"--model {model!r} gives no probabilities to search with: name a net (default, a "
                            "checkpoint file) or gnubg")

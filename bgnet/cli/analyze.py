@@ -20,6 +20,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from bgnet.cli.parser import add_prune_argument
 from bgnet.core.atomic import atomic_write
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ def add_analyze_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="SPEC", default=None,
                         help="the net: default (the released net) or a checkpoint file (default: default)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_prune_argument(parser)
     parser.add_argument("--html", metavar="OUT.html", default=None, help="also write a self-contained HTML report")
     parser.add_argument("--lenient", action="store_true",
                         help="skip games that cannot be replayed (with a warning) instead of stopping")
@@ -53,7 +55,7 @@ def run_analyze(args: argparse.Namespace) -> int:
         print(f"bgnet: warning: skipped: {problem}", file=sys.stderr)
     if not match.games:
         raise CliError(f"{args.file}: no game could be replayed")
-    fn = load_probs_fn(args.model)  # the net of bgnet hint and bgnet serve, exact in pure bear-offs
+    fn = load_probs_fn(args.model, prune=not args.no_prune)  # the net of bgnet hint and bgnet serve, exact in pure bear-offs
     analysis = analyse_match(fn, match, args.ply)
     if args.html:
         write_html(analysis, args.html)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from bgnet.app.requests import DEFAULT_PLY, CubeRequest, HintRequest, MovesRequest, check_ply, check_seed
 from bgnet.cli.analyze import add_analyze_arguments, run_analyze  # stdlib-only: the analysis loads in run_analyze
-from bgnet.cli.parser import PROG, CliError, Parser, add_cube_rule_arguments, cube_rule_choices, run_command
+from bgnet.cli.parser import PROG, CliError, Parser, add_cube_rule_arguments, add_prune_argument, cube_rule_choices, run_command
 from bgnet.cube.match import DECISION_SKIPS
 from bgnet.cli.rollout import add_rollout_arguments, run_rollout  # stdlib-only: the rollout loads in run_rollout
 from bgnet.serve.cli import add_serve_arguments, run_serve  # stdlib-only module: the web stack loads in run_serve
@@ -83,6 +83,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"search depth from 0 (the net alone, fastest) to {MAX_PLY} (a few seconds) "
                              f"(default {DEFAULT_PLY}, about a second, or the @ply of --model)")
     parser.add_argument("--model", metavar="SPEC", default=None, help=MODEL_HELP + " (default: default)")
+    add_prune_argument(parser)
 
 
 
@@ -134,7 +135,7 @@ def run_hint(args: argparse.Namespace) -> int:
     request = HintRequest(position=args.position, dice=args.dice, match=args.match, xgid=args.xgid,
                           rules=cube_rule_choices(args), ply=search_ply(args.model, args.ply), top=args.top,
                           cubeful=args.cubeful)
-    pos, hint = hint_of(request, load_probs_fn(args.model))
+    pos, hint = hint_of(request, load_probs_fn(args.model, prune=not args.no_prune))
     _print_hint(pos, hint, args.json)
     return 0
 
@@ -159,7 +160,7 @@ def run_cube(args: argparse.Namespace) -> int:
     request = CubeRequest(position=args.position, match=args.match, xgid=args.xgid, rules=cube_rule_choices(args),
                           ply=search_ply(args.model, args.ply))
     answer_state(request, position_and_state(request)[1])  # a bad position or rule is refused before the net loads
-    pos, hint = cube_of(request, load_probs_fn(args.model))
+    pos, hint = cube_of(request, load_probs_fn(args.model, prune=not args.no_prune))
     _print_hint(pos, hint, args.json)
     return 0
 

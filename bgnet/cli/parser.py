@@ -87,3 +87,10 @@ def cube_rule_choices(args: argparse.Namespace) -> dict[str, bool | int]:
     """The cube rules given as flags (``add_cube_rule_arguments``), by name; the rules not given are left out."""
     chosen = {f.name: getattr(args, f.name, None) for f in fields(CubeRules)}
     return {name: value for name, value in chosen.items() if value is not None}
+
+
+def add_prune_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-prune``: searches value every reply (``bgnet.nets.pruning``)."""
+    parser.add_argument("--no-prune", action="store_true",
+                        help="value every reply inside the search (slower); by default the released net's "
+                             "pruning net picks the few replies of each roll that the net values")

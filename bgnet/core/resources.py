@@ -22,6 +22,17 @@ REPOSITORY_WEIGHTS = _PACKAGE_DIR.parent / "checkpoints" / "bgnet.npz"
 """The same in a source checkout, beside ``bgnet.pt``: read without importing torch on a first run."""
 
 
+PACKAGED_PRUNING = DATA_DIR / "pruning.npz"
+"""The released net's pruning net inside an installed package (``bgnet.nets.pruning``; copied by the build)."""
+REPOSITORY_PRUNING = _PACKAGE_DIR.parent / "checkpoints" / "pruning.npz"
+"""The same in a source checkout, beside ``bgnet.pt``."""
+
+
+def shipped_pruning_nets() -> list[Path]:
+    """Where the released net's pruning net may lie (``bgnet.nets.pruning`` checks each one's checkpoint digest)."""
+    return [PACKAGED_PRUNING, REPOSITORY_PRUNING]
+
+
 def shipped_weights() -> list[Path]:
     """Where numpy copies of the released net's weights may lie (``bgnet.nets.fastnet`` checks each one's digest)."""
     return [PACKAGED_WEIGHTS, REPOSITORY_WEIGHTS]

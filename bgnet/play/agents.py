@@ -23,14 +23,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from bgnet.nets.bearoff import DatabaseEvaluator, with_database
+from bgnet.nets.bearoff import with_database
 from bgnet.core.errors import BgnetError
 from bgnet.cube.match import MatchState
 from bgnet.core.movegen import afterstate_boards, legal_moves, parse_dice
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.core.protocols import Agent, BatchScorer, as_evaluator
+from bgnet.core.protocols import Agent, BatchScorer, Evaluator, as_evaluator
 from bgnet.core.resources import default_checkpoint
 from bgnet.play.base_agent import BaseAgent, NoProbabilitiesError
 from bgnet.play.search import MAX_PLY, check_ply
@@ -55,21 +55,24 @@ class NeuralAgent(BaseAgent):
     """A bgnet checkpoint, searching ``ply`` plies deep (0 = the net alone); pure bear-offs come from the database.
 
     ``evaluator`` is the net behind ``bgnet.nets.bearoff.with_database``: exact chances for
-    every pure bear-off (at any ply, since the search stops there), the net's elsewhere.
+    every pure bear-off (at any ply, since the search stops there), the net's elsewhere. With ``prune`` (the
+    default) a net that ships a pruning net searches with it (``bgnet.nets.pruning``).
     """
 
-    def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0) -> None:
+    def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0, prune: bool = True) -> None:
         from bgnet.nets.fastnet import load_evaluator
+        from bgnet.nets.pruning import DEFAULT_KEEP, with_pruning
 
         self.path = str(path)
         self.ply = check_ply(ply)
         self.net = load_evaluator(path)  # no torch import: see bgnet.nets.fastnet; nets by kind when the file has them
-        self._exact: DatabaseEvaluator = with_database(self.net)
+        # Searches value only the replies the release's pruning net keeps (bgnet.nets.pruning); other nets have none.
+        self._exact: Evaluator = with_pruning(with_database(self.net), path, DEFAULT_KEEP if prune else 0)
         self.evaluator = self._exact
-        self.name = f"{self.path}@{ply}"
+        self.name = f"{self.path}@{ply}" if prune else f"{NO_PRUNE_PREFIX}{self.path}@{ply}"
 
     @property
-    def probs_fn(self) -> DatabaseEvaluator:
+    def probs_fn(self) -> Evaluator:
         """0-ply probabilities (N, 5) of boards, each for its side on roll, as a function (``evaluator`` itself)."""
         return self._exact
 
@@ -216,6 +219,8 @@ class AgentSpec:
     """The search depth: the ``ply`` argument, else the ``@ply`` suffix, else 0 (already checked)."""
     seed: int
     """The seed of a player that draws random numbers."""
+    prune: bool = True
+    """Whether a net's searches use its pruning net, when it ships one (``bgnet.nets.pruning``)."""
 
 
 @dataclass(frozen=True)
@@ -252,7 +257,17 @@ def _checkpoint_agent(spec: AgentSpec) -> BaseAgent:
     """A checkpoint path: ``NeuralAgent`` (AgentSpecError when the file does not exist)."""
     if not Path(spec.name).exists():
         raise AgentSpecError(f"agent {spec.text!r} is not {_kinds_listed()}")
-    return NeuralAgent(spec.name, spec.ply)
+    return NeuralAgent(spec.name, spec.ply, spec.prune)
+
+
+NO_PRUNE_PREFIX = "noprune:"
+"""``noprune:SPEC``: the net of SPEC, its searches valuing every reply (``bgnet.nets.pruning``)."""
+
+
+def _unpruned_agent(spec: AgentSpec) -> BaseAgent:
+    """``noprune:SPEC``: SPEC's player (``default``, a checkpoint file) without its pruning net."""
+    inner = spec.name[len(NO_PRUNE_PREFIX):]
+    return load_agent(inner, spec.ply, spec.seed, prune=False)
 
 
 AGENT_KINDS: list[AgentKind] = [
@@ -260,7 +275,8 @@ AGENT_KINDS: list[AgentKind] = [
     AgentKind("pubeval", _named("pubeval"), lambda spec: PubevalAgent()),
     AgentKind("gnubg", _named("gnubg", "gnubg-filtered"),
               lambda spec: GnubgAgent(spec.ply, filtered=spec.name.lower() == "gnubg-filtered")),
-    AgentKind("default", _named("default", "bgnet", ""), lambda spec: NeuralAgent(DEFAULT_CHECKPOINT, spec.ply)),
+    AgentKind("noprune:SPEC", lambda name: name.lower().startswith(NO_PRUNE_PREFIX), _unpruned_agent),
+    AgentKind("default", _named("default", "bgnet", ""), lambda spec: NeuralAgent(DEFAULT_CHECKPOINT, spec.ply, spec.prune)),
     AgentKind("netset:PATH", lambda name: name.lower().startswith(NETSET_PREFIXES), _netset_agent),
     AgentKind("an existing checkpoint file", lambda name: True, _checkpoint_agent),
 ]
@@ -301,9 +317,9 @@ def checkpoint_path(spec: str | None) -> Path:
     return Path(name)
 
 
-def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0) -> BaseAgent:
+def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0, prune: bool = True) -> BaseAgent:
     """The player named by ``spec`` (the first of ``AGENT_KINDS`` that recognises it); ``ply`` overrides an
-    ``@ply`` suffix."""
+    ``@ply`` suffix; ``prune`` False makes a net's searches value every reply."""
     name, spec_ply = split_spec(spec)
     ply = spec_ply if ply is None else ply
     ply = 0 if ply is None else ply
@@ -311,6 +327,6 @@ def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0) -> 
         check_ply(ply)
     except BgnetError:
         raise AgentSpecError(f"agent {spec!r}: ply must be from 0 to {MAX_PLY}") from None
-    parsed = AgentSpec(text=spec, name=name, ply=ply, seed=seed)
+    parsed = AgentSpec(text=spec, name=name, ply=ply, seed=seed, prune=prune)
     kind = next(k for k in AGENT_KINDS if k.matches(name))
     return kind.make(parsed)

@@ -31,6 +31,7 @@ import numpy as np
 
 from bgnet.core import _game_kernels as gk
 from bgnet.nets.bearoff import DatabaseEvaluator, exact_probs, is_bearoff
+from bgnet.nets.pruning import PrunedEvaluator, kept_rows
 from bgnet.core.errors import BgnetError
 from bgnet.cube.match import MatchState
 from bgnet.core.movegen import afterstate_boards, generate_plays, legal_moves, parse_dice, swap_sides_batch
@@ -196,6 +197,22 @@ def _distinct_leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     return _leaf64(evaluator, rows[first])[inverse.ravel()]
 
 
+def _reply_values(evaluator: Evaluator, cand: np.ndarray, offsets: np.ndarray, utility: Utility
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(chances (N, 5) for each reply's side on roll, the mover's value of each reply) of every roll's replies
+    ``cand``. A ``PrunedEvaluator`` values only the replies its pruning net keeps (``bgnet.nets.pruning``): the
+    others get chances 0 and value -inf, so that no segment's best is one of them."""
+    if not isinstance(evaluator, PrunedEvaluator):
+        cand_probs = _distinct_leaf64(evaluator, cand)
+        return cand_probs, utility.of(flip_probs(cand_probs))
+    rows = kept_rows(evaluator.pruning, cand, offsets, evaluator.keep, lambda p: utility.of(flip_probs(p)))
+    cand_probs = np.zeros((len(cand), 5), np.float64)
+    values = np.full(len(cand), -np.inf)
+    cand_probs[rows] = _distinct_leaf64(evaluator, cand[rows])
+    values[rows] = utility.of(flip_probs(cand_probs[rows]))
+    return cand_probs, values
+
+
 LastLevel = Callable[[np.ndarray], np.ndarray]
 """A 1-ply search of unfinished boards (M, 26): chances (M, 5) for each one's side on roll."""
 
@@ -231,7 +248,8 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
     if ply == 0:
         return _leaf64(evaluator, boards)
     out, done = finished_games(boards)
-    if isinstance(evaluator, DatabaseEvaluator):  # pure bear-offs are exact at any depth: no search below them
+    database = evaluator.inner if isinstance(evaluator, PrunedEvaluator) else evaluator
+    if isinstance(database, DatabaseEvaluator):  # pure bear-offs are exact at any depth: no search below them
         known = is_bearoff(boards) & ~done  # the database is loaded (or built) only once a bear-off is asked
         if known.any():
             out[known] = exact_probs(boards[known])[1]
@@ -248,8 +266,7 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
     dice = np.tile(_ROLL_DICE, (n, 1))
     after, _steps, _ns, offsets = generate_plays(rolled, dice)
     cand = swap_sides_batch(after)  # the opponent on roll
-    cand_probs = _distinct_leaf64(evaluator, cand)  # for the opponent
-    mover_values = utility.of(flip_probs(cand_probs))
+    cand_probs, mover_values = _reply_values(evaluator, cand, offsets, utility)
     choice = gk.segment_argmax(mover_values, offsets)
     if ply == 1:
         per_roll = flip_probs(cand_probs[choice])

@@ -133,7 +133,9 @@ class Engine:
             from bgnet.nets.bearoff import with_database
             from bgnet.nets.fastnet import load_evaluator
 
-            probs_fn = with_database(load_evaluator(self.model_path))
+            from bgnet.nets.pruning import with_pruning
+
+            probs_fn = with_pruning(with_database(load_evaluator(self.model_path)), self.model_path)
         self.probs_fn: ProbsFn = probs_fn
         self._deep = threading.BoundedSemaphore(config.deep_jobs)
         self._lock: threading.Lock | None = threading.Lock() if config.engine_lock else None

@@ -1,0 +1,146 @@
+"""Pruning nets: a small, cheap net that picks the few replies inside a search that the release then values.
+
+A 1-ply or 2-ply search values every reply to every roll (about 8,000 positions for
+one 2-ply play); only the best reply of each roll counts. The pruning net (features
+version 1, one small hidden layer: about a tenth of the release's cost a position)
+ranks each roll's replies, and the release values only its best ``keep`` of them,
+plus every reply that ends the game or is a pure bear-off (those are exact and
+cheap). GNU Backgammon prunes its deeper plies the same way. The pruning net is
+fitted to one release's 0-ply values (``bgnet.trainer.pruning_fit``) and stamped
+with that checkpoint's SHA-256, so it is never used with another net.
+
+Each board is valued on its own by both nets, so a search's result still does not
+depend on its batch, and the same search gives the same bits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from bgnet.core import _game_kernels as gk
+from bgnet.core.atomic import atomic_write
+from bgnet.core.errors import BgnetError
+from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
+from bgnet.core.resources import shipped_pruning_nets
+from bgnet.nets import _pruning_kernels
+from bgnet.nets.bearoff import is_bearoff
+from bgnet.nets.fastnet import NumpyNet
+
+__all__ = ["DEFAULT_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows", "load_pruning_net",
+           "read_pruning_net", "with_pruning", "write_pruning_net"]
+
+PRUNING_FORMAT = 1
+"""Version of the pruning net file's layout."""
+DEFAULT_KEEP = 5
+"""Replies of each roll the release values after the pruning net has ranked them (docs/BENCHMARKS.md: pruned
+search)."""
+
+
+class PruningError(BgnetError):
+    """A pruning net that cannot be used as asked (a damaged file, a keep below 1)."""
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_pruning_net(out: str | os.PathLike[str], layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
+                      checkpoint: str | os.PathLike[str]) -> Path:
+    """Write a pruning net (layers as (out, in) weights and biases, features version 1) stamped with the SHA-256 of
+    the ``checkpoint`` it serves; written to a temporary file, then renamed."""
+    target = Path(out)
+    arrays: dict[str, np.ndarray] = {"format": np.array(PRUNING_FORMAT), "activation": np.array(activation),
+                                     "checkpoint_sha256": np.array(_digest(Path(checkpoint))),
+                                     "n_layers": np.array(len(layers))}
+    for i, (w, b) in enumerate(layers):
+        arrays[f"w{i}"] = np.asarray(w, np.float32)
+        arrays[f"b{i}"] = np.asarray(b, np.float32)
+    with atomic_write(target, parents=True) as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle
+    if read_pruning_net(target) is None:
+        raise PruningError(f"could not write a pruning net to {str(target)!r}")
+    return target
+
+
+def read_pruning_net(path: str | os.PathLike[str]) -> tuple[NumpyNet, str] | None:
+    """``(net, checkpoint digest)`` of a pruning net file, or None when it is missing, damaged or of another
+    format."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if int(data["format"]) != PRUNING_FORMAT:
+                return None
+            layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(data["n_layers"]))]
+            net = NumpyNet(layers, str(data["activation"]), 1)
+            if layers[0][0].shape[1] != 214 or layers[-1][0].shape[0] != 5:  # features version 1 in, five chances out
+                return None
+            return net, str(data["checkpoint_sha256"])
+    except (OSError, KeyError, ValueError, IndexError, BgnetError):
+        return None
+
+
+def load_pruning_net(checkpoint: str | os.PathLike[str]) -> NumpyNet | None:
+    """The shipped pruning net fitted to this exact checkpoint file, or None (another net has none)."""
+    path = Path(checkpoint)
+    if not path.is_file():
+        return None
+    digest = None
+    for file in shipped_pruning_nets():
+        if file.is_file():
+            found = read_pruning_net(file)
+            if found is not None:
+                digest = digest or _digest(path)
+                if found[1] == digest:
+                    return found[0]
+    return None
+
+
+def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: int,
+              values_of_probs) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Sorted indices of the rows of ``boards`` (each segment one roll's replies, the replying side's opponent on
+    roll) kept for the full net: each segment's best ``keep`` by ``values_of_probs`` of the pruning net's chances,
+    and every finished game and pure bear-off."""
+    boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+    mask = (gk.terminal_codes(boards) != 0) | is_bearoff(boards)
+    values = np.asarray(values_of_probs(pruning.probs_of_boards(boards).astype(np.float64)), np.float64)
+    _pruning_kernels.keep_top(values, np.asarray(offsets, np.int64), np.int64(keep), mask)
+    return np.flatnonzero(mask)
+
+
+class PrunedEvaluator:
+    """An Evaluator (the release's values, unchanged) that also carries its pruning net, for searches to use.
+
+    ``probs_of_boards`` is the inner evaluator's; ``bgnet.play.search`` finds ``pruning``
+    and ``keep`` and values only the kept replies inside its lookahead.
+    """
+
+    def __init__(self, inner: EvaluatorLike, pruning: NumpyNet, keep: int = DEFAULT_KEEP) -> None:
+        if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
+            raise PruningError(f"a pruned search keeps at least one reply a roll, got keep={keep!r}")
+        self.inner: Evaluator = as_evaluator(inner)
+        self.pruning = pruning
+        self.keep = int(keep)
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """The inner evaluator's chances (N, 5) of boards, each for its side on roll."""
+        return self.inner.probs_of_boards(boards)
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        return self.probs_of_boards(boards)
+
+    def __repr__(self) -> str:
+        return f"pruned({self.inner!r}, keep={self.keep})"
+
+
+E = TypeVar("E", bound=EvaluatorLike)
+
+
+def with_pruning(evaluator: E, checkpoint: str | os.PathLike[str], keep: int = DEFAULT_KEEP) -> E | PrunedEvaluator:
+    """``evaluator`` with the pruning net of ``checkpoint`` when one ships for that exact file, else itself;
+    ``keep`` 0 turns pruning off."""
+    pruning = load_pruning_net(checkpoint) if keep else None
+    return PrunedEvaluator(evaluator, pruning, keep) if pruning is not None else evaluator

@@ -1,0 +1,166 @@
+"""Pruning nets (bgnet.nets.pruning): which replies they keep, searches that use them, the shipped file, the fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bgnet.core.errors import BgnetError
+from bgnet.core.position import Position
+from bgnet.nets import _pruning_kernels
+from bgnet.nets.fastnet import NumpyNet, load_numpy_net
+from bgnet.nets.pruning import (PrunedEvaluator, PruningError, kept_rows, load_pruning_net, read_pruning_net,
+                                with_pruning, write_pruning_net)
+from bgnet.play.search import MONEY, evaluate_boards, rank_moves
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE = ROOT / "checkpoints" / "bgnet.pt"
+
+
+def _v1_net(seed: int, hidden: int = 8) -> NumpyNet:
+    rng = np.random.default_rng(seed)
+    return NumpyNet([(rng.normal(0, 0.2, (hidden, 214)).astype(np.float32), rng.normal(0, 0.1, hidden).astype(np.float32)),
+                     (rng.normal(0, 0.3, (5, hidden)).astype(np.float32), rng.normal(0, 0.1, 5).astype(np.float32))],
+                    "relu", 1)
+
+
+def test_keep_top_marks_each_segments_best_k_ties_to_the_earlier_row():
+    values = np.array([5.0, 1.0, 3.0, 3.0, 0.0, 9.0, 2.0, 2.0, 2.0])
+    offsets = np.array([0, 1, 5, 9], np.int64)
+    keep = np.zeros(9, bool)
+    _pruning_kernels.keep_top(values, offsets, np.int64(2), keep)
+    # segment 1 (rows 1-4): 3.0 and 3.0 (rows 2, 3); segment 2 (rows 5-8): 9.0, then the first 2.0 (row 6)
+    assert np.flatnonzero(keep).tolist() == [0, 2, 3, 5, 6]
+
+
+def test_rows_marked_before_do_not_count_towards_k():
+    values = np.array([1.0, 4.0, 3.0, 2.0])
+    keep = np.array([True, False, False, False])
+    _pruning_kernels.keep_top(values, np.array([0, 4], np.int64), np.int64(1), keep)
+    assert np.flatnonzero(keep).tolist() == [0, 1]
+
+
+def test_kept_rows_always_keep_finished_games_and_bear_offs(game_boards):
+    from bgnet.core import _game_kernels as gk
+    from bgnet.nets.bearoff import is_bearoff
+
+    boards = game_boards(400, 3)
+    offsets = np.arange(0, 401, 20, dtype=np.int64)
+    rows = kept_rows(_v1_net(1), boards, offsets, 1, MONEY.of)
+    forced = np.flatnonzero((gk.terminal_codes(boards) != 0) | is_bearoff(boards))
+    assert set(forced) <= set(rows.tolist())
+    assert len(rows) >= len(offsets) - 1 and np.all(np.diff(rows) > 0)
+
+
+def _positions(game_boards, n: int, seed: int) -> np.ndarray:
+    """Boards with the side to move on roll and the game not over."""
+    from bgnet.core import _game_kernels as gk
+    from bgnet.core.movegen import swap_sides_batch
+
+    boards = swap_sides_batch(game_boards(4 * n, seed))
+    return boards[gk.terminal_codes(boards) == 0][:n]
+
+
+def test_pruning_with_the_evaluator_itself_changes_nothing(game_boards):
+    """When the pruning net is the evaluator, its best reply is the evaluator's: any keep gives the full search's
+    bits, at 1 and 2 plies."""
+    inner = _v1_net(2, 16)
+    boards = _positions(game_boards, 6, 4)
+    for ply in (1, 2):
+        full = evaluate_boards(inner, boards, ply)
+        for keep in (1, 3):
+            assert np.array_equal(evaluate_boards(PrunedEvaluator(inner, inner, keep), boards, ply), full)
+
+
+def test_pruning_keeping_every_reply_changes_nothing(game_boards):
+    inner, pruning = _v1_net(2, 16), _v1_net(5)
+    boards = _positions(game_boards, 6, 5)
+    assert np.array_equal(evaluate_boards(PrunedEvaluator(inner, pruning, 10_000), boards, 1),
+                          evaluate_boards(inner, boards, 1))
+
+
+def test_a_pruned_search_values_fewer_plays_and_can_only_miss_the_best(game_boards):
+    """With a pruning net unlike the evaluator, the play of a roll that the evaluator prefers may be left out: at
+    1 ply the side on roll then gets no more from that roll, so the position is worth no more to it, and the
+    evaluator is asked about fewer boards."""
+    inner, pruning = _v1_net(2, 16), _v1_net(6)
+    asked = []
+
+    def counting(boards: np.ndarray) -> np.ndarray:
+        asked.append(len(boards))
+        return inner.probs_of_boards(boards)
+
+    boards = _positions(game_boards, 8, 6)
+    full = evaluate_boards(counting, boards, 1)
+    n_full, asked[:] = sum(asked), []
+    pruned = evaluate_boards(PrunedEvaluator(counting, pruning, 2), boards, 1)
+    assert sum(asked) < n_full
+    assert np.all(MONEY.of(pruned) <= MONEY.of(full) + 1e-12)
+    assert not np.array_equal(pruned, full)
+
+
+def test_prune_refuses_a_keep_below_one():
+    with pytest.raises(PruningError, match="at least one reply"):
+        PrunedEvaluator(_v1_net(1), _v1_net(1), 0)
+    assert isinstance(PruningError("x"), BgnetError)
+
+
+def test_a_pruning_net_file_round_trips_and_serves_its_checkpoint_only(tmp_path, tiny_v2_checkpoint):
+    net = _v1_net(7)
+    file = write_pruning_net(tmp_path / "p.npz", [(w.T, b) for w, b in net.layers], "relu", tiny_v2_checkpoint)
+    back, digest = read_pruning_net(file)
+    boards = np.array([Position.start().board], np.int8)
+    assert np.array_equal(back.probs_of_boards(boards), net.probs_of_boards(boards))
+    import hashlib
+
+    assert digest == hashlib.sha256(tiny_v2_checkpoint.read_bytes()).hexdigest()
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    assert read_pruning_net(tmp_path / "bad.npz") is None
+    assert load_pruning_net(tiny_v2_checkpoint) is None  # the shipped one serves the release only
+    plain = with_pruning(net, tiny_v2_checkpoint)
+    assert not isinstance(plain, PrunedEvaluator)
+
+
+def test_the_release_ships_its_pruning_net_and_agents_search_with_it():
+    from bgnet.core.resources import REPOSITORY_PRUNING
+    from bgnet.play.agents import NeuralAgent
+
+    found = read_pruning_net(REPOSITORY_PRUNING)
+    assert found is not None, "checkpoints/pruning.npz is missing or damaged"
+    import hashlib
+
+    assert found[1] == hashlib.sha256(RELEASE.read_bytes()).hexdigest(), \
+        "checkpoints/pruning.npz was fitted to another net: rerun bgnet.trainer.pruning_fit for this release"
+    assert isinstance(NeuralAgent(RELEASE, 2).probs_fn, PrunedEvaluator)
+    assert not isinstance(NeuralAgent(RELEASE, 2, prune=False).probs_fn, PrunedEvaluator)
+
+
+def test_the_release_s_pruned_2_ply_choice_is_close_to_the_full_search(net):
+    """The shipped pruning net keeps the release's 2-ply choice within a small equity of the full search's."""
+    pruned = with_pruning(net, RELEASE)
+    assert isinstance(pruned, PrunedEvaluator)
+    pos = Position.from_position_id("4HPwATDgc/ABMA")
+    full = {str(m.move): m.equity for m in rank_moves(net, pos, (6, 2), 2)}
+    best = rank_moves(pruned, pos, (6, 2), 2)[0]
+    assert max(full.values()) - full[str(best.move)] < 0.01
+    assert abs(best.equity - full[str(best.move)]) < 0.01
+
+
+def test_the_fit_is_seeded_and_writes_a_usable_file(tmp_path, tiny_v2_checkpoint, one_torch_thread):
+    from bgnet.trainer.pruning_fit import main
+
+    outs = []
+    for name in ("a.npz", "b.npz"):
+        assert main([str(tiny_v2_checkpoint), str(tmp_path / name), "--positions", "60", "--hidden", "8",
+                     "--epochs", "1", "--seed", "3"]) == 0
+        outs.append(read_pruning_net(tmp_path / name)[0])
+    for (wa, ba), (wb, bb) in zip(outs[0].layers, outs[1].layers):
+        assert np.array_equal(wa, wb) and np.array_equal(ba, bb)
+    assert main([str(tiny_v2_checkpoint), str(tmp_path / "c.npz"), "--positions", "0"]) == 2
+
+
+def test_the_default_teacher_is_a_plain_net():
+    """The fit reads its teacher with ``load_numpy_net``: the release's 0-ply values, never a pruned search."""
+    assert isinstance(load_numpy_net(RELEASE), NumpyNet)
