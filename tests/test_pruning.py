@@ -164,3 +164,15 @@ def test_the_fit_is_seeded_and_writes_a_usable_file(tmp_path, tiny_v2_checkpoint
 def test_the_default_teacher_is_a_plain_net():
     """The fit reads its teacher with ``load_numpy_net``: the release's 0-ply values, never a pruned search."""
     assert isinstance(load_numpy_net(RELEASE), NumpyNet)
+
+
+def test_distinct_boards_is_exact_and_keeps_first_appearance_order(game_boards):
+    from bgnet.core.distinct import distinct_boards
+
+    boards = game_boards(300, 8)
+    batch = np.concatenate([boards, boards[::3], boards[7::5]])
+    first, inverse = distinct_boards(batch)
+    assert np.array_equal(batch[first][inverse], batch)
+    assert len(first) == len(np.unique(batch, axis=0)) and np.all(np.diff(first) > 0)
+    empty_first, empty_inverse = distinct_boards(np.zeros((0, 26), np.int8))
+    assert len(empty_first) == 0 and len(empty_inverse) == 0

@@ -330,3 +330,18 @@ def test_a_search_values_each_distinct_leaf_once_with_the_same_values():
     got = search._distinct_leaf64(Counting(), boards)
     assert np.array_equal(got, search._leaf64(net, boards))
     assert seen == [len(np.unique(boards, axis=0))] and seen[0] < len(boards)
+
+
+def test_a_board_repeated_in_a_batch_is_searched_once_and_valued_as_alone() -> None:
+    """Each level searches a batch's distinct boards once: the batch's values equal each board's own, and the
+    evaluator sees no more boards than for the distinct ones."""
+    from bgnet.play.search import evaluate_boards
+
+    distinct = np.array([CONTACT.board, CONTACT_NO_BAR.board], np.int8)
+    batch = distinct[[0, 1, 0, 0, 1]]
+    for ply in (1, 2):
+        once, twice = Counting(), Counting()
+        alone = evaluate_boards(once, distinct, ply)
+        got = evaluate_boards(twice, batch, ply)
+        assert np.array_equal(got, alone[[0, 1, 0, 0, 1]])
+        assert sum(twice.calls) == sum(once.calls)

@@ -24,6 +24,7 @@ import numpy as np
 
 from bgnet.core import _game_kernels as gk
 from bgnet.core.atomic import atomic_write
+from bgnet.core.distinct import distinct_boards
 from bgnet.core.errors import BgnetError
 from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
 from bgnet.core.resources import shipped_pruning_nets
@@ -106,7 +107,10 @@ def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: 
     and every finished game and pure bear-off."""
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
     mask = (gk.terminal_codes(boards) != 0) | is_bearoff(boards)
-    values = np.asarray(values_of_probs(pruning.probs_of_boards(boards).astype(np.float64)), np.float64)
+    # A search's rolls reach the same boards by many paths: each distinct board is valued once.
+    first, inverse = distinct_boards(boards)
+    distinct = np.asarray(values_of_probs(pruning.probs_of_boards(boards[first]).astype(np.float64)), np.float64)
+    values = distinct[inverse]
     _pruning_kernels.keep_top(values, np.asarray(offsets, np.int64), np.int64(keep), mask)
     return np.flatnonzero(mask)
 

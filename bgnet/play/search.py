@@ -32,6 +32,7 @@ import numpy as np
 from bgnet.core import _game_kernels as gk
 from bgnet.nets.bearoff import DatabaseEvaluator, exact_probs, is_bearoff
 from bgnet.nets.pruning import PrunedEvaluator, kept_rows
+from bgnet.core.distinct import distinct_boards
 from bgnet.core.errors import BgnetError
 from bgnet.cube.match import MatchState
 from bgnet.core.movegen import afterstate_boards, generate_plays, legal_moves, parse_dice, swap_sides_batch
@@ -190,11 +191,10 @@ def _distinct_leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     (``bgnet.nets.fastnet``), so its values are the same; a torch net's may move in the last bits, as they do
     with any change of its batch."""
     rows = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
-    keys = rows.view(np.dtype((np.void, 26))).ravel()
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    first, inverse = distinct_boards(rows)
     if len(first) == len(rows):
         return _leaf64(evaluator, rows)
-    return _leaf64(evaluator, rows[first])[inverse.ravel()]
+    return _leaf64(evaluator, rows[first])[inverse]
 
 
 def _reply_values(evaluator: Evaluator, cand: np.ndarray, offsets: np.ndarray, utility: Utility
@@ -247,6 +247,9 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
     opp_utility = utility if opp_utility is None else opp_utility
     if ply == 0:
         return _leaf64(evaluator, boards)
+    first, inverse = distinct_boards(boards)  # a level's boards repeat (one reply chosen on many paths): search once
+    if len(first) < len(boards):
+        return _evaluate_boards(evaluator, boards[first], ply, utility, opp_utility, last_level)[inverse]
     out, done = finished_games(boards)
     database = evaluator.inner if isinstance(evaluator, PrunedEvaluator) else evaluator
     if isinstance(database, DatabaseEvaluator):  # pure bear-offs are exact at any depth: no search below them
