@@ -94,6 +94,23 @@ def test_hint_one_ply() -> None:
     assert plies == sorted(plies, reverse=True)
 
 
+def test_no_prune_searches_every_reply_and_prune_is_the_default() -> None:
+    """``--no-prune`` gives the full 1-ply search's values; the default gives the pruned search's
+    (``bgnet.nets.pruning``), both as the library computes them."""
+    from bgnet.play.agents import DEFAULT_CHECKPOINT, NeuralAgent
+    from bgnet.play.hint import move_hint
+
+    pos_id = "4HPiQSDgc/ABMA"  # an early position where the pruned search misses one reply of one play
+    got = {}
+    for flags, prune in (((), True), (("--no-prune",), False)):
+        out = ok_json("hint", pos_id, "52", "--ply", "1", "--cubeless", *flags)
+        want = move_hint(NeuralAgent(DEFAULT_CHECKPOINT, 0, prune=prune).probs_fn, Position.from_position_id(pos_id),
+                         (5, 2), ply=1)
+        got[prune] = [(m["move"], round(m["equity"], 6)) for m in out["moves"]]
+        assert got[prune] == [(m.text, round(m.equity, 6)) for m in want.moves]
+    assert got[True] != got[False]
+
+
 def test_xgid_gives_position_dice_and_score() -> None:
     out = ok_json("hint", XGID_7PT_64)
     assert out["dice"] == [6, 4]
