@@ -46,10 +46,12 @@ PLIES = (0, 1, 2)
 ENGINES = ("agent", "torch")
 
 
-def warm_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT, engine: str = "agent") -> tuple[float, int]:
+def warm_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT, engine: str = "agent",
+            prune: bool = True) -> tuple[float, int]:
     """Median milliseconds of one in-process move hint at ``ply`` on ``engine`` (see the module docstring), and
     how many plays were searched to it."""
-    fn = NeuralAgent(model, ply).evaluator if engine == "agent" else NetEvaluator.from_checkpoint(model).probs_of_boards
+    fn = (NeuralAgent(model, ply, prune).evaluator if engine == "agent"
+          else NetEvaluator.from_checkpoint(model).probs_of_boards)
     hint = move_hint(fn, POSITION, DICE, ply=ply)  # warm-up: kernels and torch
     times = []
     for _ in range(repeats):
@@ -59,10 +61,11 @@ def warm_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT, engine: st
     return 1000 * statistics.median(times), sum(m.ply == ply for m in hint.moves)
 
 
-def cold_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT) -> float:
+def cold_ms(ply: int, repeats: int, model: Path = DEFAULT_CHECKPOINT, prune: bool = True) -> float:
     """Median wall milliseconds of a fresh ``bgnet hint`` process at ``ply``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, "-m", "bgnet", "hint", POSITION.position_id(), DICE, "--ply", str(ply), "--model", str(model)]
+    cmd += [] if prune else ["--no-prune"]
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -81,13 +84,14 @@ def main() -> None:
     parser.add_argument("--plies", default="0,1,2", help="plies to measure, comma-separated")
     parser.add_argument("--engine", choices=ENGINES, default="agent",
                         help="the warm hint's evaluator: bgnet hint's (agent) or the torch net's")
+    parser.add_argument("--no-prune", action="store_true", help="searches value every reply (bgnet hint --no-prune)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warm, searched = {}, {}
     plies = tuple(int(p) for p in args.plies.split(","))
     for ply in plies:
-        warm[str(ply)], searched[str(ply)] = warm_ms(ply, args.warm_repeats, args.model, args.engine)
-    cold = {str(ply): cold_ms(ply, args.cold_repeats, args.model) for ply in plies}
+        warm[str(ply)], searched[str(ply)] = warm_ms(ply, args.warm_repeats, args.model, args.engine, not args.no_prune)
+    cold = {str(ply): cold_ms(ply, args.cold_repeats, args.model, not args.no_prune) for ply in plies}
     out = {
         "position_id": POSITION.position_id(),
         "dice": DICE,
@@ -96,6 +100,7 @@ def main() -> None:
         "plays_searched_to_full_ply": searched,
         "model": str(args.model),
         "engine": args.engine,
+        "pruned": not args.no_prune,
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "torch": torch.__version__,
