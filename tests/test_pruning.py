@@ -149,7 +149,7 @@ def test_the_release_s_pruned_2_ply_choice_is_close_to_the_full_search(net):
 
 
 def test_the_fit_is_seeded_and_writes_a_usable_file(tmp_path, tiny_v2_checkpoint, one_torch_thread):
-    from bgnet.trainer.pruning_fit import main
+    from bgnet.cli.pruning import main
 
     outs = []
     for name in ("a.npz", "b.npz"):

@@ -43,7 +43,7 @@ search)."""
 
 
 class PruningError(BgnetError):
-    """A pruning net that cannot be used as asked (a damaged file, a keep below 1)."""
+    """A pruning net that cannot be used or fitted as asked (a keep below 1, a fit without rows or epochs)."""
 
 
 def _digest(path: Path) -> str:

@@ -1,7 +1,7 @@
 """The pruning net: a small net fitted to a release's 0-ply values, which picks the few replies a search values fully.
 
     python -m bgnet.trainer.pruning_fit checkpoints/bgnet.pt checkpoints/pruning.npz [--positions 200000]
-        [--hidden 64] [--epochs 12] [--seed 1]
+        [--hidden 64] [--epochs 12] [--seed 1]          # the command line: bgnet.cli.pruning
 
 Positions come from the release's own self-play (``collect_positions``); each gets one
 random roll, and every play of that roll is a training row, valued by the release at
@@ -13,20 +13,23 @@ it is used with that exact checkpoint only. The same seed gives the same net.
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bgnet.core.errors import BgnetError
+from bgnet.nets.pruning import PruningError
+
+if TYPE_CHECKING:  # torch loads inside the fit
+    from bgnet.nets.model import BgNet
 from bgnet.core.movegen import generate_plays, swap_sides_batch
 from bgnet.core.protocols import ProbsFn
 
-__all__ = ["PruningFitConfig", "fit_pruning_net", "main", "pruning_rows"]
+__all__ = ["PruningFitConfig", "fit_pruning_net", "fit_to_checkpoint", "pruning_rows"]
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,9 @@ class PruningFitConfig:
 
     def __post_init__(self) -> None:
         if self.positions < 1 or self.epochs < 1 or self.minibatch < 1 or not self.hidden or min(self.hidden) < 1:
-            raise BgnetError(f"a pruning fit needs positive positions, epochs, minibatch and widths, got {self}")
+            raise PruningError(f"a pruning fit needs positive positions, epochs, minibatch and widths, got {self}")
         if not self.lr > 0.0:
-            raise BgnetError(f"the learning rate must be positive, got {self.lr}")
+            raise PruningError(f"the learning rate must be positive, got {self.lr}")
 
 
 def pruning_rows(probs_fn: ProbsFn, positions: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -62,7 +65,7 @@ def pruning_rows(probs_fn: ProbsFn, positions: int, seed: int) -> tuple[np.ndarr
     return cand, np.asarray(offsets, np.int64), np.asarray(probs_fn(cand), np.float32)
 
 
-def fit_pruning_net(boards: np.ndarray, probs: np.ndarray, cfg: PruningFitConfig, log: bool = False):  # type: ignore[no-untyped-def]
+def fit_pruning_net(boards: np.ndarray, probs: np.ndarray, cfg: PruningFitConfig, log: bool = False) -> "BgNet":
     """A ``BgNet`` (features version 1, ``cfg.hidden``) fitted to ``probs`` of ``boards`` by squared error."""
     import torch
 
@@ -82,39 +85,32 @@ def fit_pruning_net(boards: np.ndarray, probs: np.ndarray, cfg: PruningFitConfig
     return net
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Fit a release's pruning net and write it beside the release (one sentence and exit 2 on bad input)."""
-    ap = argparse.ArgumentParser(prog="python -m bgnet.trainer.pruning_fit", description=__doc__.splitlines()[0])
-    ap.add_argument("checkpoint", help="the release the pruning net serves (its 0-ply values are the targets)")
-    ap.add_argument("out", help="the .npz file to write (stamped with the checkpoint's SHA-256)")
-    ap.add_argument("--positions", type=int, default=PruningFitConfig.positions)
-    ap.add_argument("--hidden", type=int, nargs="+", default=list(PruningFitConfig.hidden))
-    ap.add_argument("--epochs", type=int, default=PruningFitConfig.epochs)
-    ap.add_argument("--seed", type=int, default=PruningFitConfig.seed)
-    args = ap.parse_args(argv)
-    try:
-        cfg = PruningFitConfig(positions=args.positions, hidden=tuple(args.hidden), epochs=args.epochs,
-                               seed=args.seed)
-        from bgnet.nets.fastnet import load_numpy_net
-        from bgnet.nets.pruning import write_pruning_net
+def fit_to_checkpoint(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str], cfg: PruningFitConfig,
+                      log: bool = False) -> Path:
+    """Fit the pruning net of ``checkpoint`` (its 0-ply values are the targets) and write it to ``out``, stamped with
+    the checkpoint's SHA-256."""
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.nets.pruning import write_pruning_net
 
-        path = Path(args.checkpoint)
-        teacher = load_numpy_net(path)
-        t0 = time.perf_counter()
-        cand, _offsets, probs = pruning_rows(teacher.probs_of_boards, cfg.positions, cfg.seed)
+    path = Path(checkpoint)
+    teacher = load_numpy_net(path)
+    t0 = time.perf_counter()
+    cand, _offsets, probs = pruning_rows(teacher.probs_of_boards, cfg.positions, cfg.seed)
+    if log:
         print(f"{len(cand)} rows from {cfg.positions} positions in {time.perf_counter() - t0:.0f} s",
               file=sys.stderr, flush=True)
-        import torch
+    import torch
 
-        torch.set_num_threads(1)
-        net = fit_pruning_net(cand, probs, cfg, log=True)
-        write_pruning_net(args.out, net.numpy_layers(), net.config.activation, path)
-    except BgnetError as exc:
-        print(f"bgnet.trainer.pruning_fit: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}", file=sys.stderr)
-    return 0
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: the same seed gives the same net on any machine
+    try:
+        net = fit_pruning_net(cand, probs, cfg, log=log)
+    finally:
+        torch.set_num_threads(threads)
+    return write_pruning_net(out, net.numpy_layers(), net.config.activation, path)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from bgnet.cli.pruning import main
+
+    sys.exit(main())
