@@ -107,6 +107,7 @@ def test_no_prune_searches_every_reply_and_prune_is_the_default() -> None:
         want = move_hint(NeuralAgent(DEFAULT_CHECKPOINT, 0, prune=prune).probs_fn, Position.from_position_id(pos_id),
                          (5, 2), ply=1)
         got[prune] = [(m["move"], round(m["equity"], 6)) for m in out["moves"]]
+        assert out["pruned"] == (5 if prune else 0)
         assert got[prune] == [(m.text, round(m.equity, 6)) for m in want.moves]
     assert got[True] != got[False]
 

@@ -22,7 +22,8 @@ from bgnet.core.movegen import high_first, parse_dice, roll_text
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
 from bgnet.core.probs import PROB_NAMES, Probs
-from bgnet.core.protocols import EvaluatorLike, ProbsFn
+from bgnet.core.protocols import EvaluatorLike, ProbsFn, as_evaluator
+from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.play.search import MoveFilter, evaluate_position, match_winning_chance, mwc_to_equity, rank_moves
 
 __all__ = ["PROB_NAMES", "CubeHint", "HintError", "MoveHint", "MoveHints", "ProbsFn", "cube_hint", "cubeful_after",
@@ -101,6 +102,9 @@ class MoveHints:
     moves: tuple[MoveHint, ...]
     cubeful: bool = False
     """Whether ``equity`` is cubeful (the opponent's best cube action after each play, Janowski's model)."""
+    pruned: int = 0
+    """How many replies of each roll the search valued (``bgnet.nets.pruning``); 0 when it valued every one (a
+    net without a pruning net, ``--no-prune``, or 0 ply)."""
 
     @property
     def best(self) -> MoveHint:
@@ -118,6 +122,7 @@ class MoveHints:
             "equity": ("cubeful " if self.cubeful else "cubeless ")
                       + ("money" if self.state is None or self.state.is_money else "normalised at the match score"),
             "legal_plays": self.legal_plays,
+            "pruned": self.pruned,
             "moves": [m.to_dict() for m in self.moves],
         }
 
@@ -125,7 +130,8 @@ class MoveHints:
         """Text in the style of GNU Backgammon's hint list."""
         where = "money game" if self.state is None else str(self.state)
         lines = [f"Position ID {self.position_id}, dice {roll_text(self.dice)}, {where}: "
-                 f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, {self._kind} {self.ply}-ply"]
+                 f"{self.legal_plays} legal play{'s' if self.legal_plays != 1 else ''}, {self._kind} {self.ply}-ply"
+                 + (f", pruned to {self.pruned} replies a roll" if self.pruned else "")]
         if self.state is not None:
             lines.append(f"Rules assumed: {rules_text(self.state)}")
         width = max(len(m.text or "(no play)") for m in self.moves)
@@ -190,6 +196,12 @@ def cubeful_after(probs: Probs, after: Position, state: MatchState) -> tuple[flo
     return mwc_to_equity(mwc, state), mwc
 
 
+def pruned_replies(evaluator: EvaluatorLike) -> int:
+    """How many replies of each roll a search with ``evaluator`` values: its pruning net's ``keep``, or 0 (every one)."""
+    ev = as_evaluator(evaluator)
+    return ev.keep if isinstance(ev, PrunedEvaluator) else 0
+
+
 def move_hint(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str, *, ply: int = 0,
               state: MatchState | None = None, top: int | None = None,
               filter: MoveFilter | Sequence[MoveFilter] | None = None, cubeful: bool = False) -> MoveHints:
@@ -220,7 +232,7 @@ def move_hint(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str
         for i, (r, equity, mwc) in enumerate(rows[:top] if top is not None else rows, start=1)
         if r.move.after is not None)
     return MoveHints(position_id=pos.position_id(), dice=d, ply=ply, state=state, legal_plays=len(ranked),
-                     moves=hints, cubeful=cubeful)
+                     moves=hints, cubeful=cubeful, pruned=pruned_replies(evaluator) if ply > 0 else 0)
 
 
 def cube_hint(evaluator: EvaluatorLike, pos: Position, state: MatchState | None = None, *, ply: int = 0) -> CubeHint:
