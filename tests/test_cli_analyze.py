@@ -123,3 +123,21 @@ def test_play_save_writes_a_file_analyze_reads(tmp_path: Path) -> None:
     a = bgnet(str(out), "--ply", "0", "--json")
     assert a.returncode == 0, a.stderr
     assert json.loads(a.stdout)["players"][1]["decisions"][0]["played"]
+
+
+def test_the_analysis_says_whether_its_searches_were_pruned() -> None:
+    """The released net's analysis searches with its pruning net and says so; ``--no-prune`` values every reply."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    fixture = root / "tests" / "data" / "matches" / "gnubg_3pt_noise.mat"
+    got = {}
+    for flags in ((), ("--no-prune",)):
+        r = subprocess.run([sys.executable, "-m", "bgnet", "analyze", str(fixture), "--ply", "1", "--json", *flags],
+                           capture_output=True, text=True, cwd=root, timeout=600)
+        assert r.returncode == 0, r.stderr
+        got[flags] = json.loads(r.stdout)["pruned"]
+    assert got == {(): 5, ("--no-prune",): 0}

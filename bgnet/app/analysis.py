@@ -35,6 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from bgnet.play import game as g
+from bgnet.play.hint import pruned_replies
 from bgnet.cube.decision import cube_decision
 from bgnet.cube.match import MatchState
 from bgnet.io.record import MatchRecord
@@ -174,6 +175,8 @@ class MatchAnalysis:
     """Per game: player 0's equity after each play (EMG at the score)."""
     luck_adjusted: tuple[float, float]
     """Actual result minus own luck plus the opponent's (MWC in a match, points per game in money)."""
+    pruned: int = 0
+    """Replies of each roll the searches valued (``bgnet.nets.pruning``); 0 when they valued every one."""
 
     @property
     def unfinished_games(self) -> tuple[int, ...]:
@@ -195,6 +198,7 @@ class MatchAnalysis:
         unit = "ppg" if self.match.match_length == 0 else "mwc_percent"
         scale = 1.0 if self.match.match_length == 0 else 100.0
         out: dict[str, Any] = {"match_length": self.match.match_length, "ply": self.ply,
+                               "pruned": self.pruned,
                                "games": len(self.match.games), "unfinished_games": list(self.unfinished_games),
                                "players": []}
         for seat, p in enumerate(self.players):
@@ -229,7 +233,8 @@ class MatchAnalysis:
                 ("Luck adjusted result", format_result(self.luck_adjusted[0], money),
                  format_result(self.luck_adjusted[1], money))]
         what = "money session" if money else f"{self.match.match_length}-point match"
-        lines = [f"Analysis of a {what}, {count_of(len(self.match.games), 'game')}, at {self.ply} ply"]
+        lines = [f"Analysis of a {what}, {count_of(len(self.match.games), 'game')}, at {self.ply} ply"
+                 + (f", pruned to {self.pruned} replies a roll" if self.pruned else "")]
         lines += [self.warning()] if self.unfinished_games else []
         lines += ["", f"{'':34}{a.name:>16}{b.name:>16}"]
         lines += [f"{label:34}{x!s:>16}{y!s:>16}" for label, x, y in rows]
@@ -535,4 +540,5 @@ def analyse_match(fn: ProbsFn, match: MatchRecord, ply: int = 2,
         players[0].result, players[1].result = pts[0] / finished, pts[1] / finished
     per = 1.0 if n else 1.0 / finished
     adj0 = players[0].result - per * (players[0].luck_points - players[1].luck_points)
-    return MatchAnalysis(match, ply, tuple(all_decisions), players, tuple(curves), (adj0, -adj0))
+    return MatchAnalysis(match, ply, tuple(all_decisions), players, tuple(curves), (adj0, -adj0),
+                         pruned_replies(fn) if ply > 0 else 0)
