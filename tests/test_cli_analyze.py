@@ -127,11 +127,6 @@ def test_play_save_writes_a_file_analyze_reads(tmp_path: Path) -> None:
 
 def test_the_analysis_says_whether_its_searches_were_pruned() -> None:
     """The released net's analysis searches with its pruning net and says so; ``--no-prune`` values every reply."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     fixture = root / "tests" / "data" / "matches" / "gnubg_3pt_noise.mat"
     got = {}
