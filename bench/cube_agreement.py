@@ -382,15 +382,15 @@ def searched_decider(rec: dict[str, Any]) -> tuple[bool, str | None]:
     return _lookahead(rec, np.clip(weights @ leaves / weights.sum(), 0.0, 1.0), "net")
 
 
-def pipeline_decider(ply: int = 1) -> Decider:
-    """bgnet's whole pipeline: the shipped net's ``ply``-ply probabilities, then cube_decision."""
-    from bgnet.play.agents import DEFAULT_CHECKPOINT
+def pipeline_decider(ply: int = 1, prune: bool = True) -> Decider:
+    """bgnet's whole pipeline: the shipped net's ``ply``-ply probabilities (as ``bgnet cube`` searches: with its
+    pruning net unless ``prune`` is False), then cube_decision."""
+    from bgnet.app.answers import load_probs_fn
     from bgnet.cube.decision import cube_decision
-    from bgnet.nets.fastnet import load_numpy_net
     from bgnet.core.position import Position
     from bgnet.play.search import evaluate_position
 
-    fn = load_numpy_net(DEFAULT_CHECKPOINT).probs_of_boards
+    fn = load_probs_fn("default", prune=prune)
 
     def decide(rec: dict[str, Any]) -> tuple[bool, str | None]:
         pos = Position.from_position_id(rec["position_id"])
@@ -479,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-context", type=int, default=50, metavar="N", help="positions per context with --refresh")
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--pipeline", action="store_true", help="also score the shipped net at 1-ply through cube_decision")
+    p.add_argument("--no-prune", action="store_true", help="the pipeline's searches value every reply")
     p.add_argument("--cache", type=Path, default=CACHE, help="the gnubg answers file (default: the test's cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--bearoff", type=int, default=0, metavar="N",
@@ -521,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             out["model_lookahead_gnubg_leaves"] = score(records, gnubg_leaves_decider)
     if args.pipeline:
-        out["pipeline_1ply"] = score(records, pipeline_decider(1))
+        out["pipeline_1ply"] = score(records, pipeline_decider(1, not args.no_prune))
         if not args.no_lookahead:
             out["pipeline_2ply"] = score(records, two_ply_decider)
             out["pipeline_2ply_lookahead"] = score(records, searched_decider)
