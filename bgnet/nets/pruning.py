@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import TypeVar
+from typing import Callable, TypeVar
 
 import numpy as np
 
@@ -101,10 +101,10 @@ def load_pruning_net(checkpoint: str | os.PathLike[str]) -> NumpyNet | None:
 
 
 def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: int,
-              values_of_probs) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Sorted indices of the rows of ``boards`` (each segment one roll's replies, the replying side's opponent on
-    roll) kept for the full net: each segment's best ``keep`` by ``values_of_probs`` of the pruning net's chances,
-    and every finished game and pure bear-off."""
+              values_of_probs: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Sorted indices of the rows of ``boards`` kept for the full net. Each segment holds one roll's plays as
+    afterstates turned round (the other side on roll); kept are each segment's best ``keep`` by ``values_of_probs``
+    (the mover's value of chances) of the pruning net's chances, and every finished game and pure bear-off."""
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
     mask = (gk.terminal_codes(boards) != 0) | is_bearoff(boards)
     # A search's rolls reach the same boards by many paths: each distinct board is valued once.
