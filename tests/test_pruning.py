@@ -176,3 +176,17 @@ def test_distinct_boards_is_exact_and_keeps_first_appearance_order(game_boards):
     assert len(first) == len(np.unique(batch, axis=0)) and np.all(np.diff(first) > 0)
     empty_first, empty_inverse = distinct_boards(np.zeros((0, 26), np.int8))
     assert len(empty_first) == 0 and len(empty_inverse) == 0
+
+
+def test_a_one_hidden_layer_pruning_net_is_read_as_the_same_function_with_the_release_s_depth(tmp_path, game_boards):
+    """Identity layers pad a shallower pruning net to the release's depth (one compiled kernel serves both); the
+    values are the same bits as the net's own."""
+    from bgnet.nets.pruning import KERNEL_LAYERS
+
+    net = _v1_net(11, 32)
+    file = write_pruning_net(tmp_path / "p.npz", [(w.T, b) for w, b in net.layers], "relu", RELEASE)
+    back, _digest = read_pruning_net(file)
+    assert len(back.layers) == KERNEL_LAYERS and len(net.layers) == 2
+    boards = game_boards(500, 12)
+    assert np.array_equal(back.probs_of_boards(boards), net.probs_of_boards(boards))
+    assert np.array_equal(back.dense_probs_of_boards(boards), net.dense_probs_of_boards(boards))

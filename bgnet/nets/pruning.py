@@ -68,6 +68,22 @@ def write_pruning_net(out: str | os.PathLike[str], layers: list[tuple[np.ndarray
     return target
 
 
+KERNEL_LAYERS = 3
+"""Layers of the released net (two hidden, one out). A pruning net with fewer is read with identity layers added
+before its output layer, the same function (its hidden units are ReLU outputs, never negative), so that the fused
+kernel numba compiled for the release serves it too: a first run compiles no second kernel."""
+
+
+def _padded(layers: list[tuple[np.ndarray, np.ndarray]], activation: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``layers`` ((out, in) weights, biases) with identity layers after the last hidden one, up to
+    ``KERNEL_LAYERS`` (a ReLU net only: an identity after a ReLU changes nothing)."""
+    if activation != "relu" or len(layers) >= KERNEL_LAYERS:
+        return layers
+    width = layers[-1][0].shape[1]
+    identity = (np.eye(width, dtype=np.float32), np.zeros(width, np.float32))
+    return layers[:-1] + [identity] * (KERNEL_LAYERS - len(layers)) + layers[-1:]
+
+
 def read_pruning_net(path: str | os.PathLike[str]) -> tuple[NumpyNet, str] | None:
     """``(net, checkpoint digest)`` of a pruning net file, or None when it is missing, damaged or of another
     format."""
@@ -76,10 +92,10 @@ def read_pruning_net(path: str | os.PathLike[str]) -> tuple[NumpyNet, str] | Non
             if int(data["format"]) != PRUNING_FORMAT:
                 return None
             layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(data["n_layers"]))]
-            net = NumpyNet(layers, str(data["activation"]), 1)
             if layers[0][0].shape[1] != 214 or layers[-1][0].shape[0] != 5:  # features version 1 in, five chances out
                 return None
-            return net, str(data["checkpoint_sha256"])
+            activation = str(data["activation"])
+            return NumpyNet(_padded(layers, activation), activation, 1), str(data["checkpoint_sha256"])
     except (OSError, KeyError, ValueError, IndexError, BgnetError):
         return None
 
