@@ -15,7 +15,10 @@ Replies inside the tree are chosen at 0 ply, as gnubg does, which keeps 2-ply to
 one move-generation call and one evaluation per level. Each level handles all its
 positions at once: one ``generate_plays`` call for every roll of every position,
 one evaluator call for every reply, and a segment argmax; there is no Python loop
-over rolls or replies. Finished games are scored exactly, never by the net.
+over rolls or replies. Finished games are scored exactly, never by the net. A level
+searches each distinct board of its batch once. With a ``PrunedEvaluator``
+(``bgnet.nets.pruning``) the net values only the replies of each roll that its
+pruning net ranks highest; the chosen reply is still the net's best of those.
 
 Plays are ranked by cubeless money equity, or, when a match ``MatchState`` is
 given, by cubeless match winning chances from the match equity table (gammon
