@@ -27,8 +27,8 @@ from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer
 from bgnet.trainer.inference import TorchEvaluator
 from bgnet.trainer.learner import cosine_lr
 from bgnet.trainer.training_run import (ENGINE_STATE, LAST, Every, RunStart, checkpoint_name, end_message,
-                                        eval_vs_pubeval, finish, open_writer, progress_bar, show_progress,
-                                        stop_on_sigint, use_torch_encoder, write_checkpoint)
+                                        eval_vs_pubeval, finish, games_per_second, open_writer, progress_bar,
+                                        show_progress, stop_on_sigint, use_torch_encoder, write_checkpoint)
 
 __all__ = ["device_learning", "device_trainer", "save_device_run", "train_on_device"]
 
@@ -103,7 +103,7 @@ def train_on_device(start: RunStart) -> int:
             if bar is not None:
                 bar.update(games - before)
             if logs.due(games):
-                gps = (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9)
+                gps = games_per_second(games, games_at_t0, t0)
                 loss = float(trainer.loss)
                 log_scalars(writer, games, gps, loss, lr)
                 show_progress(bar, gps, loss, last_ppg)
@@ -116,5 +116,5 @@ def train_on_device(start: RunStart) -> int:
                 break
         final = checkpoint(LAST)
     finish(writer, bar)
-    print(end_message(stop, cfg, games, (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9), final))
+    print(end_message(stop, cfg, games, games_per_second(games, games_at_t0, t0), final))
     return 0

@@ -30,8 +30,8 @@ from bgnet.trainer.inference import TorchEvaluator
 from bgnet.trainer.learner import cosine_lr, fit
 from bgnet.trainer.td import lambda_returns
 from bgnet.trainer.training_run import (LAST, Every, RunStart, TrainOptions, checkpoint_name, end_message, finish,
-                                        eval_vs_pubeval, open_writer, progress_bar, resolve_device, run_folder,
-                                        show_progress, start_run, stop_on_sigint, use_torch_encoder,
+                                        eval_vs_pubeval, games_per_second, open_writer, progress_bar, resolve_device,
+                                        run_folder, show_progress, start_run, stop_on_sigint, use_torch_encoder,
                                         write_checkpoint)
 
 __all__ = ["RunState", "TrainOptions", "gammon_chance", "resolve_device", "restore_rng_states", "rng_states",
@@ -212,7 +212,7 @@ def train_on_host(start: RunStart) -> int:
             if bar is not None:
                 bar.update(len(done))
             if logs.due(games):
-                gps = (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9)
+                gps = games_per_second(games, games_at_t0, t0)
                 writer.add_scalar("charts/games_per_s", gps, games)
                 window.log(writer, games)
                 show_progress(bar, gps, last_loss, last_ppg)
@@ -226,5 +226,5 @@ def train_on_host(start: RunStart) -> int:
         final = checkpoint(LAST)
         play.close()
     finish(writer, bar)
-    print(end_message(stop, cfg, games, (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9), final))
+    print(end_message(stop, cfg, games, games_per_second(games, games_at_t0, t0), final))
     return 0

@@ -210,6 +210,11 @@ class Every:
         return True
 
 
+def games_per_second(games: int, games_at_t0: int, t0: float) -> float:
+    """Games played since ``t0`` (``time.perf_counter``), when ``games_at_t0`` had been, per second of wall time."""
+    return (games - games_at_t0) / max(time.perf_counter() - t0, 1e-9)
+
+
 def show_progress(bar: Any, games_per_s: float, loss: float, ppg: float | None) -> None:
     """The progress bar's figures: games/s, the last fit's loss, the last ppg against pubeval (when there is a bar)."""
     if bar is not None:
