@@ -178,7 +178,7 @@ def test_the_shipped_numpy_weights_are_the_released_nets():
     from bgnet.nets import fastnet
 
     checkpoint = Path(__file__).resolve().parents[1] / "checkpoints" / "bgnet.pt"
-    shipped = fastnet._from_cache(REPOSITORY_WEIGHTS, fastnet._digest(checkpoint))
+    shipped = fastnet._from_cache(REPOSITORY_WEIGHTS, fastnet.file_digest(checkpoint))
     assert shipped is not None
     torch_layers = fastnet._torch_layers(checkpoint)
     assert set(shipped) == set(torch_layers)
@@ -194,7 +194,7 @@ def test_weights_stamped_for_another_checkpoint_are_not_used(tmp_path):
 
     checkpoint = Path(__file__).resolve().parents[1] / "checkpoints" / "bgnet.pt"
     out = fastnet.export_weights(checkpoint, tmp_path / "w.npz")
-    assert fastnet._from_cache(out, fastnet._digest(checkpoint)) is not None
+    assert fastnet._from_cache(out, fastnet.file_digest(checkpoint)) is not None
     assert fastnet._from_cache(out, "0" * 64) is None
 
 

@@ -17,6 +17,7 @@ one board at a time, so a board's chances do not depend on its batch.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -30,8 +31,8 @@ from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
 
-__all__ = ["CACHE_FORMAT", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "load_evaluator",
-           "load_numpy_net"]
+__all__ = ["CACHE_FORMAT", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "file_digest",
+           "load_evaluator", "load_numpy_net"]
 
 
 class NumpyNetError(BgnetError):
@@ -127,8 +128,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return (1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))).astype(np.float32)
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file (a checkpoint), hex; read once per process while its size and time stay the same (a
+    command loads the release's weights and its pruning net, both stamped with this digest)."""
+    st = os.stat(path)
+    return _digest_of(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _digest_of(path: str, _size: int, _mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 CACHE_FORMAT = 2
@@ -220,7 +229,7 @@ def _numpy_nets(path: str | os.PathLike[str]) -> dict[str, NumpyNet]:
         from bgnet.nets.model import CheckpointError
 
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
-    digest = _digest(path)
+    digest = file_digest(path)
     file = cache_dir() / f"{digest}.npz"
     nets = _from_cache(file) if file.is_file() else None
     if nets is not None:
@@ -239,7 +248,7 @@ def export_weights(checkpoint: str | os.PathLike[str], out: str | os.PathLike[st
     """Write a checkpoint's weights as the numpy file that ships beside a release (``checkpoints/bgnet.npz``),
     stamped with the checkpoint's SHA-256 so that it is used for that exact file only. Run it for each release."""
     path, target = Path(checkpoint), Path(out)
-    digest = _digest(path)
+    digest = file_digest(path)
     _write_cache(target, _torch_layers(path), digest)
     if _from_cache(target, digest) is None:
         raise NumpyNetError(f"could not write the weights of {str(path)!r} to {str(target)!r}")

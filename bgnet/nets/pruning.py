@@ -15,7 +15,6 @@ depend on its batch, and the same search gives the same bits.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -30,7 +29,7 @@ from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
 from bgnet.core.resources import shipped_pruning_nets
 from bgnet.nets import _pruning_kernels
 from bgnet.nets.bearoff import is_bearoff
-from bgnet.nets.fastnet import NumpyNet
+from bgnet.nets.fastnet import NumpyNet, file_digest
 
 __all__ = ["DEFAULT_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows", "load_pruning_net",
            "read_pruning_net", "with_pruning", "write_pruning_net"]
@@ -46,17 +45,13 @@ class PruningError(BgnetError):
     """A pruning net that cannot be used or fitted as asked (a keep below 1, a fit without rows or epochs)."""
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def write_pruning_net(out: str | os.PathLike[str], layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
                       checkpoint: str | os.PathLike[str]) -> Path:
     """Write a pruning net (layers as (out, in) weights and biases, features version 1) stamped with the SHA-256 of
     the ``checkpoint`` it serves; written to a temporary file, then renamed."""
     target = Path(out)
     arrays: dict[str, np.ndarray] = {"format": np.array(PRUNING_FORMAT), "activation": np.array(activation),
-                                     "checkpoint_sha256": np.array(_digest(Path(checkpoint))),
+                                     "checkpoint_sha256": np.array(file_digest(checkpoint)),
                                      "n_layers": np.array(len(layers))}
     for i, (w, b) in enumerate(layers):
         arrays[f"w{i}"] = np.asarray(w, np.float32)
@@ -110,7 +105,7 @@ def load_pruning_net(checkpoint: str | os.PathLike[str]) -> NumpyNet | None:
         if file.is_file():
             found = read_pruning_net(file)
             if found is not None:
-                digest = digest or _digest(path)
+                digest = digest or file_digest(path)
                 if found[1] == digest:
                     return found[0]
     return None

@@ -252,7 +252,13 @@ def _evaluate_boards(evaluator: Evaluator, boards: np.ndarray, ply: int, utility
         return _leaf64(evaluator, boards)
     first, inverse = distinct_boards(boards)  # a level's boards repeat (one reply chosen on many paths): search once
     if len(first) < len(boards):
-        return _evaluate_boards(evaluator, boards[first], ply, utility, opp_utility, last_level)[inverse]
+        return _search_distinct(evaluator, boards[first], ply, utility, opp_utility, last_level)[inverse]
+    return _search_distinct(evaluator, boards, ply, utility, opp_utility, last_level)
+
+
+def _search_distinct(evaluator: Evaluator, boards: np.ndarray, ply: int, utility: Utility, opp_utility: Utility,
+                     last_level: LastLevel | None) -> np.ndarray:
+    """``_evaluate_boards`` at ``ply`` >= 1 of distinct boards (N, 26) int8."""
     out, done = finished_games(boards)
     database = evaluator.inner if isinstance(evaluator, PrunedEvaluator) else evaluator
     if isinstance(database, DatabaseEvaluator):  # pure bear-offs are exact at any depth: no search below them

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bgnet.core.movegen import generate_plays, swap_sides_batch
+from bgnet.core.protocols import ProbsFn
 from bgnet.nets.pruning import PruningError
 
 if TYPE_CHECKING:  # torch loads inside the fit
     from bgnet.nets.model import BgNet
-from bgnet.core.movegen import generate_plays, swap_sides_batch
-from bgnet.core.protocols import ProbsFn
 
 __all__ = ["PruningFitConfig", "fit_pruning_net", "fit_to_checkpoint", "pruning_rows"]
 
