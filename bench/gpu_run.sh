@@ -1,47 +1,74 @@
 #!/usr/bin/env bash
 # The one prepared call for a lent GPU machine (docs/TRAINING.md, "On a GPU"): from the repository root,
 #   bash bench/gpu_run.sh            (everything goes under $OUT, default runs/gpu_run)
-# It uses the machine's python3 (its CUDA build of torch), runs the CUDA tests, the move-generation and self-play
-# benchmarks (numba path and torch path, same run), the labelling benchmark, then trains from the released net
-# with configs/gpu.toml for the minutes left (TRAIN_MINUTES, default 4), writing checkpoints, TensorBoard logs
-# and figures.json under $OUT. Each step's output is kept even when a later step fails.
+# It uses the machine's python3 (its CUDA build of torch) and runs, each step under its own time limit so that the
+# whole call ends by BUDGET seconds (default 560): the CUDA tests; the move-generation benchmark; self-play with
+# learning, the numba host engine and the device engine in the same run, the device engine at 16,384 and 65,536
+# games a step with a profile of where a step's time goes; the labelling benchmark (numba on one core against the
+# torch search on the GPU); then, for TRAIN_MINUTES (default 0), training from the released net with
+# configs/gpu.toml; and with the seconds left, 1-ply search labels of the rounds' candidates made on the GPU
+# (bench/device_labels.py, LABEL_PLY=1). The device tool brings back at most 8 files of 16 MiB: the logs and
+# figures go into one logs.tgz (figures.json beside it), the labels into labels_KKK.npz parts.
 set -uo pipefail
 OUT="${OUT:-runs/gpu_run}"
-TRAIN_MINUTES="${TRAIN_MINUTES:-4}"
-mkdir -p "$OUT"
-log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
+TRAIN_MINUTES="${TRAIN_MINUTES:-0}"
+BUDGET="${BUDGET:-560}"
+LABEL_PLY="${LABEL_PLY:-1}"
+START=$SECONDS
+WORK="$OUT/work"
+mkdir -p "$WORK"
+log() { echo "[$(date +%T) +$((SECONDS - START))s] $*" | tee -a "$WORK/steps.log"; }
+left() { echo $((BUDGET - (SECONDS - START))); }
+# step LIMIT NAME CMD...: run CMD with at most LIMIT seconds (less when the budget has less left), output to NAME.
+step() {
+    local limit=$1 name=$2; shift 2
+    local room=$(($(left) - 25))  # keep time to pack the results
+    ((room < limit)) && limit=$room
+    if ((limit < 10)); then log "skip $name (no time left)"; return; fi
+    log "$name (at most ${limit}s)"
+    timeout --signal=INT --kill-after=10 "$limit" "$@" > "$WORK/$name" 2> "$WORK/$name.err"
+    log "$name: exit $?"
+}
 
-log "machine"; { nvidia-smi; nproc; free -g; python3 --version; } > "$OUT/machine.txt" 2>&1
 # The lent machine reaches no package index: use its python3, which holds torch (CUDA), numba, numpy, pytest and
 # tensorboard, with this checkout on the path (PY=... overrides, e.g. a venv on a machine that has one).
 PY="${PY:-python3}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-$PY -m pip list 2>/dev/null | grep -i -E "^(torch|numba|numpy|pytest|tensorboard|gnubg) " > "$OUT/packages.txt"
-$PY -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))" \
-    > "$OUT/torch.txt" 2>&1
-log "CUDA tests"; $PY -m pytest -q -m cuda -p no:cacheprovider > "$OUT/pytest_cuda.txt" 2>&1
-log "torch move generator"; $PY bench/movegen_torch.py --json > "$OUT/movegen_torch.json" 2> "$OUT/movegen_torch.err"
-log "self-play, host engine (numba move generation, the net on the GPU)"
-$PY bench/selfplay.py --seconds 60 --device cuda --json > "$OUT/selfplay.json" 2> "$OUT/selfplay.err"
-log "self-play, device engine (every step on the GPU)"
-$PY bench/selfplay.py --engine device --seconds 60 --device cuda --json > "$OUT/selfplay_device.json" \
-    2> "$OUT/selfplay_device.err"
-log "labels: numba on the host against the torch search on the GPU, same positions"
-$PY bench/labels.py --positions 300 --tops "" --device cuda --device-scale 20 > "$OUT/labels.txt" 2>&1
-log "train ${TRAIN_MINUTES} min"
-timeout --signal=INT "$((TRAIN_MINUTES * 60))" $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
-    --out "$OUT/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005 > "$OUT/train.txt" 2>&1
+log "machine"
+{ nvidia-smi; nproc; free -g; $PY --version; $PY -m pip list 2>/dev/null \
+    | grep -i -E "^(torch|numba|numpy|pytest|tensorboard|gnubg) ";
+  $PY -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"; } \
+    > "$WORK/machine.txt" 2>&1
+step 150 pytest_cuda.txt $PY -m pytest -q -m cuda -p no:cacheprovider
+step 40 movegen_torch.json $PY bench/movegen_torch.py --json
+step 70 selfplay_host.json $PY bench/selfplay.py --seconds 20 --device cuda --json
+step 100 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+    --profile-table "$WORK/profile_16384.txt"
+step 100 selfplay_device_65536.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+    --batch 65536 --history 300 --profile-table "$WORK/profile_65536.txt"
+step 90 labels.txt $PY bench/labels.py --positions 300 --tops "" --device cuda --device-scale 20
+if ((TRAIN_MINUTES > 0)); then
+    step $((TRAIN_MINUTES * 60)) train.txt $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
+        --out "$WORK/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005
+fi
+room=$(($(left) - 40))
+if ((room >= 60)); then
+    step $((room + 10)) device_labels.json $PY bench/device_labels.py "$OUT" --seconds "$room" --ply "$LABEL_PLY" \
+        --part 900000
+fi
 log "figures"
-$PY - "$OUT" <<'PY' > "$OUT/figures.json"
+$PY - "$WORK" <<'PY' > "$OUT/figures.json"
 import json, pathlib, sys
-out = pathlib.Path(sys.argv[1])
+work = pathlib.Path(sys.argv[1])
 def load(name):
     try:
-        return json.loads((out / name).read_text())
+        return json.loads((work / name).read_text())
     except (OSError, ValueError):
         return None
-print(json.dumps({"movegen_torch": load("movegen_torch.json"), "selfplay": load("selfplay.json"),
-                  "selfplay_device": load("selfplay_device.json"),
-                  "cuda_tests": (out / "pytest_cuda.txt").read_text().strip().splitlines()[-1:]}, indent=1))
+tests = (work / "pytest_cuda.txt").read_text().strip().splitlines()[-1:] if (work / "pytest_cuda.txt").exists() else []
+print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
+                                                          "selfplay_device_65536", "device_labels")}
+                 | {"cuda_tests": tests}, indent=1))
 PY
 log "done"
+tar -czf "$OUT/logs.tgz" --exclude="*.pt" --exclude="events.out.*" -C "$OUT" work && rm -rf "$WORK"

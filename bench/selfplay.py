@@ -1,7 +1,7 @@
 """Self-play games per second with learning, on the default config's net (and the GPU config's on CUDA).
 
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
-                             [--compare-bearoff] [--engine host|device] [--history PLIES]
+                             [--compare-bearoff] [--engine host|device] [--history PLIES] [--profile-table FILE]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
@@ -84,7 +84,8 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
             "torch_threads": torch.get_num_threads(), "bearoff": bearoff}
 
 
-def measure_device(config_path: str, device: str, seconds: float, batch: int | None, history: int | None) -> dict:
+def measure_device(config_path: str, device: str, seconds: float, batch: int | None, history: int | None,
+                   profile_table: str | None = None) -> dict:
     """Games/s with learning of the device engine: ``DeviceTrainer`` steps (self-play, TD targets, fits) on ``device``."""
     cfg, dev = _setup(config_path, device, batch)
     if not use_torch_encoder("torch", dev, cfg.feature_version):
@@ -101,7 +102,7 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
     busy: float | str | None = None
     if dev.type == "cuda":
         try:  # a profiler that fails must not cost the run its games/s figure
-            busy = gpu_busy(trainer, cfg.exploration)
+            busy = gpu_busy(trainer, cfg.exploration, table=profile_table)
         except Exception as exc:  # noqa: BLE001 - reported in the output instead
             busy = f"profiler failed: {exc}"
     _wait(dev)
@@ -138,9 +139,10 @@ def count_syncs(trainer: DeviceTrainer, exploration: float, steps: int = 8) -> f
     return sum("synchroniz" in str(w.message) for w in caught) / steps
 
 
-def gpu_busy(trainer: DeviceTrainer, exploration: float, steps: int = 8) -> float:
+def gpu_busy(trainer: DeviceTrainer, exploration: float, steps: int = 8, table: str | None = None) -> float:
     """The fraction of ``steps`` steady steps' wall time during which the GPU ran kernels (torch profiler: the union
-    of the CUDA kernels' intervals over the wall time of the profiled steps)."""
+    of the CUDA kernels' intervals over the wall time of the profiled steps); with ``table``, the profiler's ops
+    sorted by their GPU time and by their host time are written to that file (where a step's time goes)."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
@@ -157,6 +159,11 @@ def gpu_busy(trainer: DeviceTrainer, exploration: float, steps: int = 8) -> floa
         if stop > end:
             busy += stop - max(start, end)
             end = stop
+    if table:
+        averages = prof.key_averages()
+        Path(table).write_text(f"{steps} steps, {wall_us / steps / 1000:.1f} ms a step, GPU busy {busy / wall_us:.3f}\n\n"
+                               + averages.table(sort_by="cuda_time_total", row_limit=40) + "\n\n"
+                               + averages.table(sort_by="cpu_time_total", row_limit=25))
     return round(busy / wall_us, 3)
 
 
@@ -200,13 +207,15 @@ def bench() -> int:
                     help="host: SelfPlay and fit (numba on the host); device: DeviceTrainer, all on the device")
     ap.add_argument("--history", type=int, default=None,
                     help="device engine: plies of trajectory kept per game (default: its ply limit, 600)")
+    ap.add_argument("--profile-table", default=None, metavar="FILE",
+                    help="device engine on CUDA: write the profiled steps' ops by GPU and host time to FILE")
     args = ap.parse_args()
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     runs = []
 
     def run(config: str, name: str) -> dict:
         if args.engine == "device":
-            return measure_device(config, name, args.seconds, args.batch, args.history)
+            return measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table)
         return measure(config, name, args.seconds, args.batch)
 
     if device is None or device.type == "cpu":

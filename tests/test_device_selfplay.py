@@ -117,8 +117,7 @@ def test_device_bearoff_values_equal_the_database(device, game_boards):
     mask, got = DeviceBearoff(device).probs(torch.from_numpy(boards).to(device))
     assert np.array_equal(mask.cpu().numpy(), codes != 0)
     assert np.array_equal(mask.cpu().numpy(), is_bearoff(boards))
-    assert np.allclose(got.cpu().numpy(), want, rtol=0, atol=1e-12)
-    assert np.array_equal(got.cpu().numpy().astype(np.float32), want.astype(np.float32))  # as the evaluators use them
+    assert np.array_equal(got.cpu().numpy(), want)  # float64 bit for bit: the numba kernel's operations in its order
 
 
 @pytest.mark.parametrize("device", DEVICES)

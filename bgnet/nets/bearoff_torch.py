@@ -4,13 +4,15 @@
 to the device once; ``probs(boards)`` then classifies boards, ranks both sides' home points
 with the binomial table (``bearoff_tables.rank``) and reads their exact chances, all as
 whole-batch ops with fixed shapes (every row is computed, rows that are not pure bear-offs
-are zeroed), so a GPU self-play step never waits for the host. The sums are float64, as the
-numba kernel's, in another order: values agree to about 1e-16, and exactly once rounded to
-float32, as the evaluators use them.
+are zeroed), so a GPU self-play step never waits for the host. The race sums are the numba
+kernel's float64 operations in its order (running sums made on the host once, then one product
+and one addition per column), so the values are equal bit for bit on every device; a reduction
+in another order differs in the last float64 bit, and sometimes in float32 after rounding.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from bgnet.nets.bearoff import BearoffDatabase, database
@@ -42,9 +44,26 @@ def _rank(counts: torch.Tensor, binom: torch.Tensor) -> torch.Tensor:
     return binom[(total + 5).clamp(0, 31), 6] + terms.sum(1)
 
 
-def _exclusive_cumsum(rows: torch.Tensor) -> torch.Tensor:
-    """Sums of each row's columns before each column (M, K): the first is 0."""
-    return torch.cat([torch.zeros_like(rows[:, :1]), rows[:, :-1].cumsum(1)], dim=1)
+def _one_minus_running(rows: np.ndarray, inclusive: bool) -> np.ndarray:
+    """``1 - s[k]`` (M, K) float64, ``s[k]`` each row's columns summed one by one from the first, up to column k
+    (``inclusive``) or before it: the factors of the numba lookup's race sums, rounded as there."""
+    out = np.empty_like(rows)
+    running = np.zeros(len(rows))
+    for k in range(rows.shape[1]):
+        if inclusive:
+            running = running + rows[:, k]
+        out[:, k] = 1.0 - running
+        if not inclusive:
+            running = running + rows[:, k]
+    return out
+
+
+def _sum_columns(terms: torch.Tensor) -> torch.Tensor:
+    """``terms`` (..., K) summed over the last axis one column at a time from 0.0, in the numba kernel's order."""
+    total = torch.zeros(terms.shape[:-1], dtype=terms.dtype, device=terms.device)
+    for k in range(terms.shape[-1]):
+        total = total + terms[..., k]
+    return total
 
 
 class DeviceBearoff:
@@ -57,6 +76,10 @@ class DeviceBearoff:
         self.rolls = torch.from_numpy(db.rolls.copy()).to(self.device)
         self.first_off = torch.from_numpy(db.first_off.copy()).to(self.device)
         self.win = torch.from_numpy(db.win.copy()).to(self.device)
+        # 1 - the running sums of each distribution: the other side done before roll k, first checker off by k.
+        self.not_done_before = torch.from_numpy(_one_minus_running(db.rolls, False)).to(self.device)
+        self.not_first_before = torch.from_numpy(_one_minus_running(db.first_off, False)).to(self.device)
+        self.not_first_by = torch.from_numpy(_one_minus_running(db.first_off, True)).to(self.device)
 
     def classify(self, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Codes (M,) int8 (0 not a pure bear-off, 1 one-sided race, 2 in the two-sided table) and the one-sided
@@ -88,11 +111,13 @@ class DeviceBearoff:
         """Chances (M, 5) float64 of the race between one-sided positions ``x`` (on roll) and ``y``: the side on roll
         needing k rolls wins when the other needs k or more; gammons from the first-checker distributions."""
         dx, dy = self.rolls[x], self.rolls[y]
-        win = (dx * (1.0 - _exclusive_cumsum(dy))).sum(1).clamp(0.0, 1.0)
-        first_y = self.first_off[(y - FULL_START).clamp(min=0)]
-        first_x = self.first_off[(x - FULL_START).clamp(min=0)]
-        gammon = (dx * (1.0 - _exclusive_cumsum(first_y))).sum(1).clamp(min=0.0).minimum(win)
-        gammon_lost = (dy * (1.0 - first_x.cumsum(1))).sum(1).clamp(min=0.0).minimum(1.0 - win)
+        fy, fx = (y - FULL_START).clamp(min=0), (x - FULL_START).clamp(min=0)
+        terms = torch.stack([dx * self.not_done_before[y], dx * self.not_first_before[fy], dy * self.not_first_by[fx]],
+                            dim=1)
+        sums = _sum_columns(terms)  # (M, 3): win, gammon, gammon lost, each rounded as the numba kernel's
+        win = sums[:, 0].clamp(0.0, 1.0)
+        gammon = sums[:, 1].clamp(min=0.0).minimum(win)
+        gammon_lost = sums[:, 2].clamp(min=0.0).minimum(1.0 - win)
         zero = torch.zeros_like(win)
         return torch.stack([win, torch.where(y >= FULL_START, gammon, zero), zero,
                             torch.where(x >= FULL_START, gammon_lost, zero), zero], dim=1)

@@ -1,0 +1,110 @@
+"""Search labels made on a device for as long as a time budget allows: the rounds' candidates labelled in parts.
+
+    python bench/device_labels.py OUT_DIR [--seconds 240] [--ply 1] [--device cuda] [--part 400000]
+                                  [--model checkpoints/bgnet.pt] [--candidates 4] [--seed 7]
+
+Each part plays self-play positions with the net (``collect_positions``), takes the afterstates of
+each one's ``--candidates`` best 0-ply plays for a random roll (``candidate_positions``, as the
+rounds do), labels them with the net's own ``--ply`` search on the device
+(``label_boards_torch``, never pruned) and writes ``OUT_DIR/labels_KKK.npz``: ``boards`` (N, 26)
+int8 and ``probs`` (N, 5) as uint16 steps of 1/65535 (half the bytes of float32, an error below
+8e-6, far under the labels' own), compressed so that a part stays under 16 MiB. Parts are seeded
+from ``--seed`` and their number, so the same command makes the same labels; it stops starting
+parts when the next one would not finish in time. A figures line (labels a second) goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from bgnet.cli.parser import run_command  # noqa: E402
+from bgnet.core.atomic import atomic_write  # noqa: E402
+from bgnet.nets.model import net_from_checkpoint, read_checkpoint  # noqa: E402
+from bgnet.play.search_torch import label_boards_torch  # noqa: E402
+from bgnet.trainer.inference import make_probs_fn  # noqa: E402
+from bgnet.trainer.round_positions import candidate_positions, collect_positions  # noqa: E402
+from bgnet.trainer.selfplay import resolve_device  # noqa: E402
+
+SCALE = 65535
+"""Probabilities are stored as round(p * SCALE) in uint16."""
+
+
+def quantize(probs: np.ndarray) -> np.ndarray:
+    """Chances (N, 5) in [0, 1] as uint16 steps of 1 / ``SCALE``."""
+    return np.rint(np.clip(probs, 0.0, 1.0) * SCALE).astype(np.uint16)
+
+
+def dequantize(steps: np.ndarray) -> np.ndarray:
+    """The float32 chances of ``quantize``'s steps."""
+    return (steps.astype(np.float64) / SCALE).astype(np.float32)
+
+
+def make_part(model: torch.nn.Module, device: torch.device, n: int, ply: int, k: int,
+              seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+    """(boards, probs, seconds spent collecting and labelling) of one part of about ``n`` candidates."""
+    probs_fn = make_probs_fn(model, device, threads=max(1, (os.cpu_count() or 2) - 2), on_device=device.type == "cuda")
+    t0 = time.perf_counter()
+    positions = collect_positions(probs_fn, max(1, n // k), seed, batch_games=4096)
+    boards = candidate_positions(probs_fn, positions, k, n, seed + 1)
+    t1 = time.perf_counter()
+    probs = label_boards_torch(model, boards, ply, device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    t2 = time.perf_counter()
+    return boards, probs, {"collect_s": t1 - t0, "label_s": t2 - t1}
+
+
+def bench() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", metavar="OUT_DIR")
+    ap.add_argument("--seconds", type=float, default=240.0)
+    ap.add_argument("--ply", type=int, default=1, choices=(1, 2))
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--part", type=int, default=400_000, help="candidates a part")
+    ap.add_argument("--model", default=str(ROOT / "checkpoints" / "bgnet.pt"))
+    ap.add_argument("--candidates", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    device = resolve_device(args.device)
+    model = net_from_checkpoint(read_checkpoint(args.model), args.model).to(device).eval()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    figures: dict[str, float] = {"labels": 0, "label_s": 0.0, "collect_s": 0.0}
+    longest = 0.0
+    part = 0
+    while time.perf_counter() - start + 1.2 * longest < args.seconds:
+        t = time.perf_counter()
+        boards, probs, spent = make_part(model, device, args.part, args.ply, args.candidates,
+                                         int(np.random.SeedSequence([args.seed, part]).generate_state(1)[0]) % 2**31)
+        with atomic_write(out / f"labels_{part:03d}.npz") as fh:
+            np.savez_compressed(fh, boards=boards, probs=quantize(probs))
+        figures["labels"] += len(boards)
+        figures["label_s"] += spent["label_s"]
+        figures["collect_s"] += spent["collect_s"]
+        longest = max(longest, time.perf_counter() - t)
+        part += 1
+    figures["parts"] = part
+    figures["labels_per_s"] = figures["labels"] / max(figures["label_s"], 1e-9)
+    print(json.dumps({"ply": args.ply, "device": str(device), **figures}))
+    return 0
+
+
+def main() -> int:
+    """Run it; a device this machine lacks (or a bad model) is one sentence and exit status 2."""
+    return run_command("bench/device_labels.py", bench)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
