@@ -8,6 +8,7 @@ kernels (tested on the CPU); its race flag is the twin of ``bgnet.core.race``'s 
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from bgnet.features.v1 import RAW_PER_SIDE, WIDTH
@@ -30,12 +31,35 @@ def _raw(counts: torch.Tensor) -> torch.Tensor:
     return torch.cat([units.reshape(len(n), 96), (bar / 2).unsqueeze(1), (off / 15).unsqueeze(1)], dim=1)
 
 
+def _run_table() -> torch.Tensor:
+    """(4096, 3) int64 over 12-bit masks (bit i = point i + 1 of a half board): the longest run of set bits, the
+    run ending at bit 11 and the run starting at bit 0."""
+    table = np.zeros((1 << _HALF, 3), np.int64)
+    for mask in range(1 << _HALF):
+        bits = [(mask >> i) & 1 for i in range(_HALF)]
+        run = longest = 0
+        for bit in bits:
+            run = run + 1 if bit else 0
+            longest = max(longest, run)
+        low = next((i for i, bit in enumerate(bits) if not bit), _HALF)
+        table[mask] = longest, run, low
+    return torch.from_numpy(table)
+
+
+_HALF = 12
+_RUNS: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
 def _longest_run(made: torch.Tensor) -> torch.Tensor:
-    """Longest run of consecutive True along dim 1."""
-    m = made.to(torch.int32)
-    c = m.cumsum(1)
-    reset = torch.cummax(c * (1 - m), dim=1).values
-    return (c - reset).max(dim=1).values
+    """Longest run of consecutive True along dim 1 of (N, 24): each half board read as a 12-bit number in a table
+    of runs (a scan along the rows is slow on a GPU), joined across the middle."""
+    consts = _RUNS.get(made.device)
+    if consts is None:
+        consts = _RUNS[made.device] = (_run_table().to(made.device), (1 << torch.arange(_HALF)).to(made.device))
+    table, weights = consts
+    low = table.index_select(0, (made[:, :_HALF] * weights).sum(1))
+    high = table.index_select(0, (made[:, _HALF:] * weights).sum(1))
+    return torch.maximum(torch.maximum(low[:, 0], high[:, 0]), low[:, 1] + high[:, 2])
 
 
 def _structure(own: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
