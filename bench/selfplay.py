@@ -2,6 +2,7 @@
 
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
                              [--compare-bearoff] [--engine host|device] [--history PLIES] [--profile-table FILE]
+                             [--matmul-precision highest|high|medium]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
@@ -39,17 +40,19 @@ from bgnet.trainer.config import ConfigError, TrainConfig, build_config  # noqa:
 from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer  # noqa: E402
 from bgnet.trainer.inference import TorchEvaluator  # noqa: E402
 from bgnet.trainer.selfplay import resolve_device, trajectories_to_samples, use_torch_encoder  # noqa: E402
+from bgnet.trainer.training_run import seed_torch  # noqa: E402
 
 
-def _setup(config_path: str, device: str, batch: int | None) -> tuple[TrainConfig, torch.device]:
+def _setup(config_path: str, device: str, batch: int | None,
+           precision: str | None = None) -> tuple[TrainConfig, torch.device]:
     """The config with the bench's overrides, torch seeded and threaded as it says, and its device (checked)."""
     overrides: dict[str, object] = {"device": device}
     if batch:
         overrides["batch_games"] = batch
+    if precision:
+        overrides["matmul_precision"] = precision
     cfg = build_config(config_path, overrides)
-    torch.manual_seed(cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    seed_torch(cfg)
     return cfg, resolve_device(cfg.device)
 
 
@@ -85,9 +88,9 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
 
 
 def measure_device(config_path: str, device: str, seconds: float, batch: int | None, history: int | None,
-                   profile_table: str | None = None) -> dict:
+                   profile_table: str | None = None, precision: str | None = None) -> dict:
     """Games/s with learning of the device engine: ``DeviceTrainer`` steps (self-play, TD targets, fits) on ``device``."""
-    cfg, dev = _setup(config_path, device, batch)
+    cfg, dev = _setup(config_path, device, batch, precision)
     if not use_torch_encoder("torch", dev, cfg.feature_version):
         raise ConfigError(f"feature version {cfg.feature_version} has no torch encoder: the device engine needs one")
     net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
@@ -117,7 +120,8 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
             "device": cfg.device, "batch": cfg.batch_games, "hidden": cfg.hidden,
             "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
             "torch_threads": torch.get_num_threads(), "fit_every": learning.fit_every, "history": play.ring.steps,
-            "loss": float(trainer.loss), "syncs_per_step": syncs, "gpu_busy": busy}
+            "loss": float(trainer.loss), "syncs_per_step": syncs, "gpu_busy": busy,
+            "matmul_precision": cfg.matmul_precision}
 
 
 def _wait(dev: torch.device) -> None:
@@ -209,13 +213,16 @@ def bench() -> int:
                     help="device engine: plies of trajectory kept per game (default: its ply limit, 600)")
     ap.add_argument("--profile-table", default=None, metavar="FILE",
                     help="device engine on CUDA: write the profiled steps' ops by GPU and host time to FILE")
+    ap.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default=None,
+                    help="device engine: override the config's float32 matrix-product precision")
     args = ap.parse_args()
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     runs = []
 
     def run(config: str, name: str) -> dict:
         if args.engine == "device":
-            return measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table)
+            return measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table,
+                                  args.matmul_precision)
         return measure(config, name, args.seconds, args.batch)
 
     if device is None or device.type == "cpu":

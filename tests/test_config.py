@@ -125,3 +125,21 @@ def test_the_bundled_configs_come_from_the_checkout_here_and_from_the_package_in
 
     assert resources.config_dir() == resources.REPOSITORY_CONFIGS == CONFIG_DIR
     assert resources.PACKAGED_CONFIGS == resources.DATA_DIR / "configs"
+
+
+def test_the_matmul_precision_is_checked_and_set_where_a_run_starts() -> None:
+    import torch
+
+    from bgnet.trainer.training_run import seed_torch
+
+    assert build_config("gpu").matmul_precision == "high" and build_config("quick").matmul_precision == "highest"
+    with pytest.raises(ConfigError, match="matmul_precision must be highest, high or medium"):
+        build_config("quick", {"matmul_precision": "tf32"})
+    before = torch.get_float32_matmul_precision()
+    try:
+        seed_torch(build_config("quick", {"matmul_precision": "medium"}))
+        assert torch.get_float32_matmul_precision() == "medium"
+        seed_torch(build_config("quick"))
+        assert torch.get_float32_matmul_precision() == "highest"
+    finally:
+        torch.set_float32_matmul_precision(before)

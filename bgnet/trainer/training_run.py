@@ -116,10 +116,12 @@ def run_config(options: TrainOptions) -> tuple[TrainConfig, dict[str, Any] | Non
 
 
 def seed_torch(cfg: TrainConfig) -> None:
-    """Seed torch's global streams (the new net's weights) and set its CPU threads."""
+    """Seed torch's global streams (the new net's weights), set its CPU threads and its float32 matrix products'
+    precision."""
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    torch.set_float32_matmul_precision(cfg.matmul_precision)
 
 
 def starting_net(cfg: TrainConfig, options: TrainOptions, resumed: dict[str, Any] | None) -> BgNet:
