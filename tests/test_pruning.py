@@ -104,6 +104,8 @@ def test_a_pruned_search_values_fewer_plays_and_can_only_miss_the_best(game_boar
 def test_prune_refuses_a_keep_below_one():
     with pytest.raises(PruningError, match="at least one reply"):
         PrunedEvaluator(_v1_net(1), _v1_net(1), 0)
+    with pytest.raises(PruningError, match="play_keep=0"):
+        PrunedEvaluator(_v1_net(1), _v1_net(1), 5, play_keep=0)
     assert isinstance(PruningError("x"), BgnetError)
 
 
@@ -190,3 +192,54 @@ def test_a_one_hidden_layer_pruning_net_is_read_as_the_same_function_with_the_re
     boards = game_boards(500, 12)
     assert np.array_equal(back.probs_of_boards(boards), net.probs_of_boards(boards))
     assert np.array_equal(back.dense_probs_of_boards(boards), net.dense_probs_of_boards(boards))
+
+
+# -- the pruned 0-ply choice -------------------------------------------------------------------------------------
+
+
+def _plays(game_boards, n: int, seed: int):
+    """(boards, afterstates, offsets) of ``n`` game positions with a random roll each."""
+    from bgnet.core.movegen import generate_plays
+
+    boards = _positions(game_boards, n, seed)
+    dice = np.random.default_rng(seed).integers(1, 7, size=(len(boards), 2)).astype(np.int8)
+    after, _s, _n, offsets = generate_plays(boards, dice)
+    return boards, after, offsets
+
+
+def test_a_pruned_0_ply_player_values_each_position_s_kept_plays_only(game_boards):
+    """``NeuralScorer`` of a ``PrunedEvaluator``: the kept plays get the evaluator's own values, the others -inf;
+    the choice is the evaluator's best among the pruning net's top ``keep``."""
+    from bgnet.core.movegen import swap_sides_batch
+    from bgnet.core.probs import flip_probs
+    from bgnet.play.scorers import NeuralScorer
+
+    inner, pruning = _v1_net(2, 16), _v1_net(6)
+    boards, after, offsets = _plays(game_boards, 40, 7)
+    full = NeuralScorer(inner).score_plays(boards, after, offsets)
+    pruned = NeuralScorer(PrunedEvaluator(inner, pruning, 5, play_keep=2)).score_plays(boards, after, offsets)
+    kept = np.isfinite(pruned)
+    assert np.allclose(pruned[kept], full[kept], rtol=0, atol=1e-6)
+    rows = kept_rows(pruning, swap_sides_batch(after), offsets, 2, lambda p: MONEY.of(flip_probs(p)))
+    assert np.array_equal(np.flatnonzero(kept), rows)
+    counts = np.diff(offsets)
+    per_position = np.add.reduceat(kept, offsets[:-1])
+    assert np.all(per_position >= np.minimum(counts, 1)) and np.any(per_position < counts)
+    assert np.array_equal(NeuralScorer(PrunedEvaluator(inner, pruning, 1, 10_000)).score_plays(boards, after, offsets)
+                          > -np.inf, np.ones(len(after), bool))
+
+
+def test_pruned_0_ply_choices_agree_position_by_position_and_in_a_batch(game_boards):
+    """``best_move`` of one position and the batched scorer pick the same play (the lockstep duel relies on it)."""
+    from bgnet.core import _game_kernels as gk
+    from bgnet.core.movegen import afterstate_boards
+    from bgnet.play.scorers import NeuralScorer
+    from bgnet.play.search import best_move
+
+    evaluator = PrunedEvaluator(_v1_net(2, 16), _v1_net(6), 5, play_keep=2)
+    boards, after, offsets = _plays(game_boards, 30, 8)
+    dice = np.random.default_rng(8).integers(1, 7, size=(len(boards), 2)).astype(np.int8)
+    choice = gk.segment_argmax(NeuralScorer(evaluator).score_plays(boards, after, offsets), offsets)
+    for i, board in enumerate(boards):
+        pos, roll = Position(board), (int(dice[i][0]), int(dice[i][1]))
+        assert np.array_equal(afterstate_boards([best_move(evaluator, pos, roll)])[0], after[choice[i]])

@@ -31,7 +31,7 @@ from bgnet.nets import _pruning_kernels
 from bgnet.nets.bearoff import is_bearoff
 from bgnet.nets.fastnet import NumpyNet, file_digest
 
-__all__ = ["DEFAULT_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows", "load_pruning_net",
+__all__ = ["DEFAULT_KEEP", "DEFAULT_PLAY_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows", "load_pruning_net",
            "read_pruning_net", "with_pruning", "write_pruning_net"]
 
 PRUNING_FORMAT = 1
@@ -39,6 +39,10 @@ PRUNING_FORMAT = 1
 DEFAULT_KEEP = 5
 """Replies of each roll the release values after the pruning net has ranked them (docs/BENCHMARKS.md: pruned
 search)."""
+DEFAULT_PLAY_KEEP = 8
+"""Plays of a 0-ply choice the release values after the pruning net has ranked them: more than a search's replies,
+because each choice is played (keeping 5 lost about 0.007 points a game to the full 0-ply, keeping 8 none;
+docs/BENCHMARKS.md: pruned 0-ply play)."""
 
 
 class PruningError(BgnetError):
@@ -115,13 +119,14 @@ def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: 
               values_of_probs: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Sorted indices of the rows of ``boards`` kept for the full net. Each segment holds one roll's plays as
     afterstates turned round (the other side on roll); kept are each segment's best ``keep`` by ``values_of_probs``
-    (the mover's value of chances) of the pruning net's chances, and every finished game and pure bear-off."""
+    (the mover's value of each row's chances, row by row, so it may weigh rows differently, as a match's scores do)
+    of the pruning net's chances, and every finished game and pure bear-off."""
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
     mask = (gk.terminal_codes(boards) != 0) | is_bearoff(boards)
-    # A search's rolls reach the same boards by many paths: each distinct board is valued once.
+    # A search's rolls reach the same boards by many paths: each distinct board is valued once by the net.
     first, inverse = distinct_boards(boards)
-    distinct = np.asarray(values_of_probs(pruning.probs_of_boards(boards[first]).astype(np.float64)), np.float64)
-    values = distinct[inverse]
+    probs = pruning.probs_of_boards(boards[first]).astype(np.float64)[inverse]
+    values = np.asarray(values_of_probs(probs), np.float64)
     _pruning_kernels.keep_top(values, np.asarray(offsets, np.int64), np.int64(keep), mask)
     return np.flatnonzero(mask)
 
@@ -130,15 +135,19 @@ class PrunedEvaluator:
     """An Evaluator (the release's values, unchanged) that also carries its pruning net, for searches to use.
 
     ``probs_of_boards`` is the inner evaluator's; ``bgnet.play.search`` finds ``pruning``
-    and ``keep`` and values only the kept replies inside its lookahead.
+    and ``keep`` and values only the kept replies inside its lookahead, and the best ``play_keep``
+    plays of a 0-ply choice (``bgnet.play.search.play_values``).
     """
 
-    def __init__(self, inner: EvaluatorLike, pruning: NumpyNet, keep: int = DEFAULT_KEEP) -> None:
-        if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 1:
-            raise PruningError(f"a pruned search keeps at least one reply a roll, got keep={keep!r}")
+    def __init__(self, inner: EvaluatorLike, pruning: NumpyNet, keep: int = DEFAULT_KEEP,
+                 play_keep: int = DEFAULT_PLAY_KEEP) -> None:
+        for name, value in (("keep", keep), ("play_keep", play_keep)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise PruningError(f"a pruned search keeps at least one reply a roll, got {name}={value!r}")
         self.inner: Evaluator = as_evaluator(inner)
         self.pruning = pruning
         self.keep = int(keep)
+        self.play_keep = int(play_keep)
 
     def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
         """The inner evaluator's chances (N, 5) of boards, each for its side on roll."""
@@ -148,7 +157,7 @@ class PrunedEvaluator:
         return self.probs_of_boards(boards)
 
     def __repr__(self) -> str:
-        return f"pruned({self.inner!r}, keep={self.keep})"
+        return f"pruned({self.inner!r}, keep={self.keep}, play_keep={self.play_keep})"
 
 
 E = TypeVar("E", bound=EvaluatorLike)

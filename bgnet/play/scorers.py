@@ -14,19 +14,23 @@ from bgnet.core.dice import splitmix64
 from bgnet.core.movegen import swap_sides_batch
 from bgnet.core.probs import equities
 from bgnet.core.protocols import BatchScorer, EvaluatorLike, as_evaluator
-from bgnet.play.search import leaf_probs
+from bgnet.nets.pruning import PrunedEvaluator
+from bgnet.play.search import MONEY, leaf_probs, play_values
 
 __all__ = ["BatchScorer", "NeuralScorer", "PubevalScorer", "RandomScorer"]
 
 
 class NeuralScorer:
-    """0-ply neural scoring: the mover's cubeless equity of each afterstate (exact when the game ends)."""
+    """0-ply neural scoring: the mover's cubeless equity of each afterstate (exact when the game ends); with a
+    ``PrunedEvaluator``, of the plays its pruning net keeps for each game (the others -inf, ``play_values``)."""
 
     def __init__(self, evaluator: EvaluatorLike) -> None:
         self.evaluator = as_evaluator(evaluator)
 
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """The mover's cubeless money equity of each afterstate."""
+        """The mover's cubeless money equity of each afterstate (-inf for plays a pruning net leaves out)."""
+        if isinstance(self.evaluator, PrunedEvaluator):
+            return play_values(self.evaluator, swap_sides_batch(after), offsets, MONEY)
         values: np.ndarray = -equities(leaf_probs(self.evaluator, swap_sides_batch(after)))
         return values
 

@@ -47,7 +47,7 @@ from bgnet.core.protocols import Evaluator, EvaluatorLike, ProbsFn, as_evaluator
 __all__ = ["DEFAULT_FILTERS", "MAX_PLY", "MONEY", "ROLLS", "ROLL_WEIGHTS", "Evaluator", "EvaluatorLike", "MoveFilter",
            "ProbsFn", "RankedMove", "SearchError", "SearchScorer", "Utility", "best_move", "check_ply",
            "equity_at_score", "evaluate_boards", "evaluate_position", "leaf_probs", "match_winning_chance",
-           "mwc_to_equity", "rank_moves", "utility_for"]
+           "mwc_to_equity", "play_values", "rank_moves", "utility_for"]
 
 MAX_PLY = 3
 """Deepest search accepted (3-ply is slow on a CPU; 2-ply is the practical limit)."""
@@ -200,20 +200,30 @@ def _distinct_leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     return _leaf64(evaluator, rows[first])[inverse]
 
 
-def _reply_values(evaluator: Evaluator, cand: np.ndarray, offsets: np.ndarray, utility: Utility
+def _reply_values(evaluator: Evaluator, cand: np.ndarray, offsets: np.ndarray, utility: Utility, play: bool = False
                   ) -> tuple[np.ndarray, np.ndarray]:
     """(chances (N, 5) for each reply's side on roll, the mover's value of each reply) of every roll's replies
-    ``cand``. A ``PrunedEvaluator`` values only the replies its pruning net keeps (``bgnet.nets.pruning``): the
-    others get chances 0 and value -inf, so that no segment's best is one of them."""
+    ``cand``. A ``PrunedEvaluator`` values only the replies its pruning net keeps (``bgnet.nets.pruning``; its
+    ``play_keep`` best for a 0-ply ``play``, else its ``keep``): the others get chances 0 and value -inf, so that no
+    segment's best is one of them."""
     if not isinstance(evaluator, PrunedEvaluator):
         cand_probs = _distinct_leaf64(evaluator, cand)
         return cand_probs, utility.of(flip_probs(cand_probs))
-    rows = kept_rows(evaluator.pruning, cand, offsets, evaluator.keep, lambda p: utility.of(flip_probs(p)))
+    keep = evaluator.play_keep if play else evaluator.keep
+    rows = kept_rows(evaluator.pruning, cand, offsets, keep, lambda p: utility.of(flip_probs(p)))
     cand_probs = np.zeros((len(cand), 5), np.float64)
     values = np.full(len(cand), -np.inf)
     cand_probs[rows] = _distinct_leaf64(evaluator, cand[rows])
     values[rows] = utility.of(flip_probs(cand_probs[rows]))
     return cand_probs, values
+
+
+def play_values(evaluator: EvaluatorLike, cand: np.ndarray, offsets: np.ndarray, utility: Utility) -> np.ndarray:
+    """The mover's value of each play of a 0-ply choice: ``cand`` the afterstates turned round, one segment of
+    ``offsets`` per position. A ``PrunedEvaluator`` values only each position's plays its pruning net keeps (the
+    others -inf, never chosen), as a search values the replies to each roll: GNU Backgammon's move filters do the
+    same before a deeper ply. Hints value every play (``rank_moves``)."""
+    return _reply_values(as_evaluator(evaluator), np.ascontiguousarray(cand, np.int8), offsets, utility, play=True)[1]
 
 
 LastLevel = Callable[[np.ndarray], np.ndarray]
@@ -362,7 +372,10 @@ def best_move(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str
     if ply == 0:  # the common case in games: skip building Probs objects
         util = utility_for(state)
         cand = swap_sides_batch(afterstate_boards(moves))
-        return moves[int(np.argmax(util.of(flip_probs(_leaf64(as_evaluator(evaluator), cand)))))]
+        evaluator = as_evaluator(evaluator)
+        if isinstance(evaluator, PrunedEvaluator):
+            return moves[int(np.argmax(play_values(evaluator, cand, np.array([0, len(cand)]), util)))]
+        return moves[int(np.argmax(util.of(flip_probs(_leaf64(evaluator, cand)))))]
     return rank_moves(evaluator, pos, dice, ply, state=state)[0].move
 
 

@@ -34,6 +34,7 @@ from bgnet.core.position import Position
 from bgnet.core.probs import Probs, flip_probs
 from bgnet.core.protocols import Agent, BatchScorer, Evaluator
 from bgnet.core.rules import other_opening_die
+from bgnet.nets.pruning import PrunedEvaluator, kept_rows
 from bgnet.play.scorers import NeuralScorer, PubevalScorer, RandomScorer
 from bgnet.play.search import leaf_probs
 from bgnet.sim.selfplay import START_BOARD
@@ -345,12 +346,20 @@ def _cube_answers(live: list[_Table], agents: tuple[Agent, Agent],
 def _match_values(tables: list[_Table], evaluator: Evaluator, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Each play's cubeless equity at its table's match score (``bgnet.play.search.utility_for``), one forward pass."""
     from bgnet.play.search import utility_for
-    mover = flip_probs(leaf_probs(evaluator, swap_sides_batch(after)).astype(np.float64))
     utils = [utility_for(t.game.match_state()) for t in tables]
     counts = np.diff(offsets)
     const = np.repeat([u.const for u in utils], counts)
     weights = np.repeat(np.array([u.weights for u in utils], np.float64), counts, axis=0)
-    return const + (mover * weights).sum(axis=1)
+    cand = swap_sides_batch(after)
+    if not isinstance(evaluator, PrunedEvaluator):
+        return const + (flip_probs(leaf_probs(evaluator, cand).astype(np.float64)) * weights).sum(axis=1)
+    # The plays its pruning net keeps for each table, valued at that table's score (``play_values``, row by row).
+    rows = kept_rows(evaluator.pruning, cand, offsets, evaluator.play_keep,
+                     lambda probs: const + (flip_probs(probs) * weights).sum(axis=1))
+    values = np.full(len(cand), -np.inf)
+    values[rows] = const[rows] + (flip_probs(leaf_probs(evaluator, cand[rows]).astype(np.float64))
+                                  * weights[rows]).sum(axis=1)
+    return values
 
 
 def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[BatchScorer | None, BatchScorer | None],
