@@ -268,3 +268,31 @@ def test_cuda_matches_cpu() -> None:
 def test_bad_input_is_a_bgnet_error(boards: torch.Tensor, dice: torch.Tensor, error: type[BgnetError]) -> None:
     with pytest.raises(error):
         generate_afterstates_torch(boards, dice)
+
+
+def test_a_call_waits_for_sizes_only_once_per_row_selection():
+    """On a GPU every data-dependent size (``nonzero``, indexing by a mask) makes the host wait for the device. The
+    generator selects rows by index lists made once per selection, never by boolean masks, and so waits at most
+    twice per level for its legal steps, once per merge and once per level of doubles: 15 at most, whatever the
+    batch (counted here on the CPU through the ops it dispatches)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Waits(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.nonzero = self.masks = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if func in (torch.ops.aten.nonzero.default, torch.ops.aten.nonzero_numpy.default):
+                self.nonzero += 1
+            if func is torch.ops.aten.index.Tensor and any(
+                    isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in args[1]):
+                self.masks += 1
+            return func(*args, **(kwargs or {}))
+
+    boards, dice = with_all_rolls(np.array([Position.start().board, Position.from_position_id("4HPwATDgc/ABMA").board],
+                                           np.int8))
+    waits = Waits()
+    with waits:
+        generate_afterstates_torch(torch.from_numpy(boards), torch.from_numpy(dice), check=False)
+    assert waits.masks == 0 and 0 < waits.nonzero <= 15

@@ -120,7 +120,14 @@ def _distinct(boards: torch.Tensor, keys: torch.Tensor) -> tuple[torch.Tensor, t
     ordered = keys.index_select(1, perm)
     first = torch.ones(len(perm), dtype=torch.bool, device=keys.device)
     first[1:] = (ordered[:, 1:] != ordered[:, :-1]).any(0)
-    return boards.index_select(0, perm[first]), ordered[:, first]
+    kept = _rows_of(first)
+    return boards.index_select(0, perm.index_select(0, kept)), ordered.index_select(1, kept)
+
+
+def _rows_of(mask: torch.Tensor) -> torch.Tensor:
+    """The indices (K,) of ``mask``'s set rows, in order: one wait for the count on a GPU, where indexing several
+    tensors by the mask itself would wait once per tensor."""
+    return mask.nonzero().squeeze(1)
 
 
 def _legal_steps(b: torch.Tensor, dv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -214,8 +221,9 @@ def generate_afterstates_torch(boards: torch.Tensor | np.ndarray, dice: torch.Te
     for k in range(4):
         game, used = keys[0] // _GAME, (keys[0] // _USED) % 4
         if k >= 2:  # only doubles play a third and fourth step
-            keep = double.index_select(0, game)
-            b, keys, game, used = b[keep], keys[:, keep], game[keep], used[keep]
+            keep = _rows_of(double.index_select(0, game))
+            b, keys = b.index_select(0, keep), keys.index_select(1, keep)
+            game, used = game.index_select(0, keep), used.index_select(0, keep)
         if len(b) == 0:
             break
         dbl = double.index_select(0, game)
@@ -238,20 +246,20 @@ def generate_afterstates_torch(boards: torch.Tensor | np.ndarray, dice: torch.Te
 
     # "Both dice must be used when possible" (all four of a double): each game keeps the
     # plays of its deepest level.
-    after, after_keys = [], []
-    for k, (lb, lk) in enumerate(levels):
-        game, used = lk[0] // _GAME, (lk[0] // _USED) % 4
-        keep = depth.index_select(0, game) == k
-        if k == 1:
-            # "If either number can be played but not both, the larger one must be played."
-            has_hi = torch.zeros(n_games, dtype=torch.bool, device=dev)
-            has_hi.index_fill_(0, game[keep & (used == 1)], True)
-            keep &= ~((used == 2) & has_hi.index_select(0, game))
-        after.append(lb[keep])
-        after_keys.append(lk[:, keep])
-    flat_keys = torch.cat(after_keys, dim=1)
+    # All levels' rows together, then one mask of the rows each game keeps (one wait for its count).
+    all_boards = torch.cat([lb for lb, _ in levels])
+    all_keys = torch.cat([lk for _, lk in levels], dim=1)
+    level = torch.cat([torch.full((lb.shape[0],), k, device=dev) for k, (lb, _) in enumerate(levels)])
+    game, used = all_keys[0] // _GAME, (all_keys[0] // _USED) % 4
+    keep = depth.index_select(0, game) == level
+    # "If either number can be played but not both, the larger one must be played": in a game whose plays use one
+    # die, the plays of the smaller die go when the larger has any.
+    larger = torch.zeros(n_games, dtype=torch.int64, device=dev).index_add_(0, game, (keep & (used == 1)).long())
+    keep &= ~((level == 1) & (used == 2) & (larger.index_select(0, game) > 0))
+    rows = _rows_of(keep)
+    flat_keys = all_keys.index_select(1, rows)
     flat_keys[0] -= (flat_keys[0] // _USED) % 4 * _USED  # the same board from either die is one play
-    out, out_keys = _distinct(torch.cat(after), flat_keys)
+    out, out_keys = _distinct(all_boards.index_select(0, rows), flat_keys)
     out_game = out_keys[0] // _GAME
     offsets = torch.searchsorted(out_game, torch.arange(n_games + 1, device=dev))  # the rows come sorted by game
     return out, offsets
