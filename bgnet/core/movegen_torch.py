@@ -17,7 +17,8 @@ Design (one code path for the CPU and CUDA, no Python loop over games or plays):
   ``nonzero`` turns it into the rows of level ``k + 1``; the landing points of the
   six die values are windows of each board, picked per pair. Only the loop over the
   (at most four) levels is in Python, and Python reads no tensor's value (``nonzero``
-  and boolean masks still wait for their sizes on a GPU).
+  still waits for its count on a GPU: rows are selected by index lists made once per
+  selection, at most 15 a call, never by boolean masks, which wait once per tensor indexed).
 * Rows are merged when they agree on (game, dice used, board): their futures are
   the same, so each level stays as small as the number of distinct boards (a
   double would otherwise grow to 15**4 orderings per game).
