@@ -243,3 +243,31 @@ def test_pruned_0_ply_choices_agree_position_by_position_and_in_a_batch(game_boa
     for i, board in enumerate(boards):
         pos, roll = Position(board), (int(dice[i][0]), int(dice[i][1]))
         assert np.array_equal(afterstate_boards([best_move(evaluator, pos, roll)])[0], after[choice[i]])
+
+
+def test_kept_rows_value_only_the_rows_they_rank_and_keep_what_ranking_every_row_keeps(game_boards):
+    """Segments of ``keep`` rows or fewer are kept whole without asking the pruning net; the rows kept are those of
+    ranking every row (the kernel's own rule), and the pruning net sees only rows of larger segments."""
+    from bgnet.core import _game_kernels as gk
+    from bgnet.core.movegen import swap_sides_batch
+    from bgnet.nets.bearoff import is_bearoff
+
+    pruning = _v1_net(6)
+    boards, after, offsets = _plays(game_boards, 60, 9)
+    cand = swap_sides_batch(after)
+    seen = []
+
+    class Counting:
+        def probs_of_boards(self, b: np.ndarray) -> np.ndarray:
+            seen.append(len(b))
+            return pruning.probs_of_boards(b)
+
+    for keep in (1, 3, 8):
+        seen.clear()
+        rows = kept_rows(Counting(), cand, offsets, keep, lambda p: MONEY.of(p))  # type: ignore[arg-type]
+        mask = (gk.terminal_codes(cand) != 0) | is_bearoff(cand)
+        _pruning_kernels.keep_top(MONEY.of(pruning.probs_of_boards(cand).astype(np.float64)), offsets.astype(np.int64),
+                                  np.int64(keep), mask)
+        assert np.array_equal(rows, np.flatnonzero(mask))
+        counts = np.diff(offsets)
+        assert sum(seen) <= int(counts[counts > keep].sum())

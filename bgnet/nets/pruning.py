@@ -122,12 +122,18 @@ def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: 
     (the mover's value of each row's chances, row by row, so it may weigh rows differently, as a match's scores do)
     of the pruning net's chances, and every finished game and pure bear-off."""
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+    offsets = np.asarray(offsets, np.int64)
     mask = (gk.terminal_codes(boards) != 0) | is_bearoff(boards)
-    # A search's rolls reach the same boards by many paths: each distinct board is valued once by the net.
-    first, inverse = distinct_boards(boards)
-    probs = pruning.probs_of_boards(boards[first]).astype(np.float64)[inverse]
-    values = np.asarray(values_of_probs(probs), np.float64)
-    _pruning_kernels.keep_top(values, np.asarray(offsets, np.int64), np.int64(keep), mask)
+    # Only the rows of segments with more than ``keep`` rows are ranked (smaller ones are kept whole), and a
+    # search's rolls reach the same boards by many paths: each distinct board among them is valued once.
+    counts = np.diff(offsets)
+    ranked = np.flatnonzero(np.repeat(counts > keep, counts) & ~mask)
+    probs = np.zeros((len(boards), 5), np.float64)
+    if len(ranked):
+        first, inverse = distinct_boards(boards[ranked])
+        probs[ranked] = pruning.probs_of_boards(boards[ranked[first]]).astype(np.float64)[inverse]
+    values = np.asarray(values_of_probs(probs), np.float64)  # the other rows' values are never read
+    _pruning_kernels.keep_top(values, offsets, np.int64(keep), mask)
     return np.flatnonzero(mask)
 
 
