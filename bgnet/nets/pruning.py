@@ -116,23 +116,32 @@ def load_pruning_net(checkpoint: str | os.PathLike[str]) -> NumpyNet | None:
 
 
 def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: int,
-              values_of_probs: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+              values_of_probs: Callable[[np.ndarray], np.ndarray], per_row: bool = False) -> np.ndarray:
     """Sorted indices of the rows of ``boards`` kept for the full net. Each segment holds one roll's plays as
     afterstates turned round (the other side on roll); kept are each segment's best ``keep`` by ``values_of_probs``
-    (the mover's value of each row's chances, row by row, so it may weigh rows differently, as a match's scores do)
-    of the pruning net's chances, and every finished game and pure bear-off."""
+    (the mover's value of chances) of the pruning net's chances, and every finished game and pure bear-off.
+    ``values_of_probs`` is given the chances of each distinct board once, or with ``per_row`` those of every row in
+    order (for values that weigh rows differently, as a match's scores do)."""
     boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
     offsets = np.asarray(offsets, np.int64)
     mask = (gk.terminal_codes(boards) != 0) | is_bearoff(boards)
-    # Only the rows of segments with more than ``keep`` rows are ranked (smaller ones are kept whole), and a
-    # search's rolls reach the same boards by many paths: each distinct board among them is valued once.
+    # A search's rolls reach the same boards by many paths: each distinct board is valued once by the net, and only
+    # if a row of it must be ranked (segments of ``keep`` rows or fewer are kept whole).
+    first, inverse = distinct_boards(boards)
     counts = np.diff(offsets)
-    ranked = np.flatnonzero(np.repeat(counts > keep, counts) & ~mask)
-    probs = np.zeros((len(boards), 5), np.float64)
-    if len(ranked):
-        first, inverse = distinct_boards(boards[ranked])
-        probs[ranked] = pruning.probs_of_boards(boards[ranked[first]]).astype(np.float64)[inverse]
-    values = np.asarray(values_of_probs(probs), np.float64)  # the other rows' values are never read
+    ranked = np.repeat(counts > keep, counts) & ~mask
+    probs = np.zeros((len(first), 5), np.float64)
+    if ranked.all():
+        probs[:] = pruning.probs_of_boards(boards[first])
+    elif ranked.any():
+        needed = np.zeros(len(first), bool)
+        needed[inverse[ranked]] = True
+        wanted = np.flatnonzero(needed)
+        probs[wanted] = pruning.probs_of_boards(boards[first[wanted]])
+    if per_row:
+        values = np.asarray(values_of_probs(probs[inverse]), np.float64)
+    else:
+        values = np.asarray(values_of_probs(probs), np.float64)[inverse]  # rows not ranked: values never read
     _pruning_kernels.keep_top(values, offsets, np.int64(keep), mask)
     return np.flatnonzero(mask)
 

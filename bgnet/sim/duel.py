@@ -355,7 +355,7 @@ def _match_values(tables: list[_Table], evaluator: Evaluator, after: np.ndarray,
         return const + (flip_probs(leaf_probs(evaluator, cand).astype(np.float64)) * weights).sum(axis=1)
     # The plays its pruning net keeps for each table, valued at that table's score (``play_values``, row by row).
     rows = kept_rows(evaluator.pruning, cand, offsets, evaluator.play_keep,
-                     lambda probs: const + (flip_probs(probs) * weights).sum(axis=1))
+                     lambda probs: const + (flip_probs(probs) * weights).sum(axis=1), per_row=True)
     values = np.full(len(cand), -np.inf)
     values[rows] = const[rows] + (flip_probs(leaf_probs(evaluator, cand[rows]).astype(np.float64))
                                   * weights[rows]).sum(axis=1)
