@@ -4,8 +4,8 @@
 # It uses the machine's python3 (its CUDA build of torch) and runs, each step under its own time limit so that the
 # whole call ends by BUDGET seconds (default 570): the CUDA tests; the move-generation benchmark; self-play with
 # learning, the numba host engine and the device engine in the same run, the device engine as configs/gpu.toml
-# sets it (65,536 games a step, TF32 matrix products) with a profile of where a step's time goes, then with float32
-# products and with 16,384 games; the labelling benchmark (numba on one core against the
+# sets it (65,536 games a step, TF32 matrix products) with a profile of where a step's time goes, then (COMPILE=1)
+# with the torch features compiled by torch.compile, and with float32 products; the labelling benchmark (numba on one core against the
 # torch search on the GPU); then, for TRAIN_MINUTES (default 0), training from the released net with
 # configs/gpu.toml; and with the seconds left, 1-ply search labels of the rounds' candidates made on the GPU
 # (bench/device_labels.py, LABEL_PLY=1). The device tool brings back at most 8 files of 16 MiB: the logs and
@@ -41,15 +41,17 @@ log "machine"
   $PY -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"; } \
     > "$WORK/machine.txt" 2>&1
 step 220 pytest_cuda.txt $PY -m pytest -q -m cuda -p no:cacheprovider
-step 40 movegen_torch.json $PY bench/movegen_torch.py --json
+step 30 movegen_torch.json $PY bench/movegen_torch.py --json
 step 45 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
 step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --profile-table "$WORK/profile.txt"
+if [[ "${COMPILE:-0}" == 1 ]]; then  # opt in: torch.compile of the features (on a 2-core CPU it did not finish in 10 min)
+    step 150 selfplay_device_compiled.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+        --compile-features
+fi
 step 80 selfplay_device_fp32.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --matmul-precision highest
-step 60 selfplay_device_16384.json $PY bench/selfplay.py --engine device --seconds 15 --device cuda --json \
-    --batch 16384
-step 90 labels.txt $PY bench/labels.py --positions 300 --tops "" --device cuda --device-scale 20
+step 80 labels.txt $PY bench/labels.py --positions 200 --tops "" --device cuda --device-scale 30
 if ((TRAIN_MINUTES > 0)); then
     step $((TRAIN_MINUTES * 60)) train.txt $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
         --out "$WORK/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005
@@ -70,7 +72,7 @@ def load(name):
         return None
 tests = (work / "pytest_cuda.txt").read_text().strip().splitlines()[-1:] if (work / "pytest_cuda.txt").exists() else []
 print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
-                                                          "selfplay_device_fp32", "selfplay_device_16384",
+                                                          "selfplay_device_compiled", "selfplay_device_fp32",
                                                           "device_labels")}
                  | {"cuda_tests": tests}, indent=1))
 PY

@@ -2,7 +2,7 @@
 
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
                              [--compare-bearoff] [--engine host|device] [--history PLIES] [--profile-table FILE]
-                             [--matmul-precision highest|high|medium]
+                             [--matmul-precision highest|high|medium] [--compile-features]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
@@ -124,6 +124,15 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
             "matmul_precision": cfg.matmul_precision}
 
 
+def compile_torch_features() -> None:
+    """Replace the torch feature encoders by ``torch.compile``d ones (dynamic batch sizes): an experiment in fusing
+    their many small kernels, measured against the eager ones in the same GPU run."""
+    from bgnet.features import encoding_torch, v2_torch
+
+    encoding_torch.encode_torch = torch.compile(encoding_torch.encode_torch, dynamic=True)
+    v2_torch.encode_v2_torch = torch.compile(v2_torch.encode_v2_torch, dynamic=True)
+
+
 def _wait(dev: torch.device) -> None:
     """Let the device finish its queued work (a GPU runs behind the Python loop)."""
     if dev.type == "cuda":
@@ -215,8 +224,13 @@ def bench() -> int:
                     help="device engine on CUDA: write the profiled steps' ops by GPU and host time to FILE")
     ap.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default=None,
                     help="device engine: override the config's float32 matrix-product precision")
+    ap.add_argument("--compile-features", action="store_true",
+                    help="device engine: the torch features compiled by torch.compile (fused kernels; the warm-up "
+                         "includes the compilation)")
     args = ap.parse_args()
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
+    if args.compile_features:
+        compile_torch_features()
     runs = []
 
     def run(config: str, name: str) -> dict:
