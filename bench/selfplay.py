@@ -174,7 +174,8 @@ def gpu_busy(trainer: DeviceTrainer, exploration: float, steps: int = 8, table: 
             end = stop
     if table:
         averages = prof.key_averages()
-        Path(table).write_text(f"{steps} steps, {wall_us / steps / 1000:.1f} ms a step, GPU busy {busy / wall_us:.3f}\n\n"
+        head = f"{steps} steps, {wall_us / steps / 1000:.1f} ms a step, GPU busy {busy / wall_us:.3f}\n\n"
+        Path(table).write_text(head
                                + averages.table(sort_by="cuda_time_total", row_limit=40) + "\n\n"
                                + averages.table(sort_by="cpu_time_total", row_limit=25))
     return round(busy / wall_us, 3)

@@ -31,8 +31,8 @@ from bgnet.nets import _pruning_kernels
 from bgnet.nets.bearoff import is_bearoff
 from bgnet.nets.fastnet import NumpyNet, file_digest
 
-__all__ = ["DEFAULT_KEEP", "DEFAULT_PLAY_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows", "load_pruning_net",
-           "read_pruning_net", "with_pruning", "write_pruning_net"]
+__all__ = ["DEFAULT_KEEP", "DEFAULT_PLAY_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows",
+           "load_pruning_net", "read_pruning_net", "with_pruning", "write_pruning_net"]
 
 PRUNING_FORMAT = 1
 """Version of the pruning net file's layout."""
