@@ -76,6 +76,8 @@ def bench() -> int:
     ap.add_argument("--candidates", type=int, default=4)
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
+    if args.part < 1 or args.candidates < 1 or args.seconds <= 0:
+        ap.error("--part and --candidates must be at least 1 and --seconds positive")
     device = resolve_device(args.device)
     model = net_from_checkpoint(read_checkpoint(args.model), args.model).to(device).eval()
     out = Path(args.out)

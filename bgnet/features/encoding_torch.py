@@ -31,6 +31,12 @@ def _raw(counts: torch.Tensor) -> torch.Tensor:
     return torch.cat([units.reshape(len(n), 96), (bar / 2).unsqueeze(1), (off / 15).unsqueeze(1)], dim=1)
 
 
+_HALF = 12
+"""Points of a half board: each half's made points are read as one 12-bit number."""
+_RUNS: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+"""Per device: ``_run_table()`` and the bit weights of a half board, moved there once."""
+
+
 def _run_table() -> torch.Tensor:
     """(4096, 3) int64 over 12-bit masks (bit i = point i + 1 of a half board): the longest run of set bits, the
     run ending at bit 11 and the run starting at bit 0."""
@@ -44,10 +50,6 @@ def _run_table() -> torch.Tensor:
         low = next((i for i, bit in enumerate(bits) if not bit), _HALF)
         table[mask] = longest, run, low
     return torch.from_numpy(table)
-
-
-_HALF = 12
-_RUNS: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
 
 
 def _longest_run(made: torch.Tensor) -> torch.Tensor:

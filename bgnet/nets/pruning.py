@@ -130,13 +130,11 @@ def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: 
     first, inverse = distinct_boards(boards)
     counts = np.diff(offsets)
     ranked = np.repeat(counts > keep, counts) & ~mask
+    needed = np.zeros(len(first), bool)
+    needed[inverse[ranked]] = True
+    wanted = np.flatnonzero(needed)
     probs = np.zeros((len(first), 5), np.float64)
-    if ranked.all():
-        probs[:] = pruning.probs_of_boards(boards[first])
-    elif ranked.any():
-        needed = np.zeros(len(first), bool)
-        needed[inverse[ranked]] = True
-        wanted = np.flatnonzero(needed)
+    if len(wanted):
         probs[wanted] = pruning.probs_of_boards(boards[first[wanted]])
     if per_row:
         values = np.asarray(values_of_probs(probs[inverse]), np.float64)
