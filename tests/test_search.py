@@ -345,3 +345,34 @@ def test_a_board_repeated_in_a_batch_is_searched_once_and_valued_as_alone() -> N
         got = evaluate_boards(twice, batch, ply)
         assert np.array_equal(got, alone[[0, 1, 0, 0, 1]])
         assert sum(twice.calls) == sum(once.calls)
+
+
+def test_play_values_with_a_utility_per_row_value_each_position_as_alone_at_its_own_score():
+    # Tables at different match scores ranked in one call (the lockstep duel's match play), pruned and not: each
+    # position's values equal those of the call for it alone with its own utility; the pruned call leaves the
+    # same plays at -inf.
+    from bgnet.core.movegen import generate_plays, swap_sides_batch
+    from bgnet.nets.bearoff import with_database
+    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.nets.pruning import with_pruning
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.play.search import MONEY, RowUtilities, play_values
+
+    plain = with_database(load_evaluator(DEFAULT_CHECKPOINT))
+    pruned = with_pruning(plain, DEFAULT_CHECKPOINT)
+    states = [None, MatchState(7, 5, 3), MatchState(7, 1, 6), MatchState(5, 2, 2, 2, "opponent")]
+    utilities = [utility_for(s) for s in states]
+    assert len({u for u in utilities}) == len(states)
+    boards = np.array([CONTACT.board, CONTACT_NO_BAR.board, Position.start().board, CONTACT_NO_BAR.board], np.int8)
+    dice = np.array([[6, 3], [4, 2], [5, 3], [1, 1]], np.int8)
+    after, _s, _n, offsets = generate_plays(boards, dice)
+    cand = swap_sides_batch(after)
+    assert np.diff(offsets).max() > 8  # some position has plays the pruned call leaves unvalued
+    for evaluator in (plain, pruned):
+        together = play_values(evaluator, cand, offsets, RowUtilities.per_segment(utilities, offsets))
+        for k, utility in enumerate(utilities):
+            lo, hi = offsets[k], offsets[k + 1]
+            alone = play_values(evaluator, cand[lo:hi], np.array([0, hi - lo]), utility)
+            assert np.allclose(together[lo:hi], alone, rtol=0, atol=1e-12)
+            assert np.array_equal(np.isinf(together[lo:hi]), np.isinf(alone))
+    assert np.isinf(together).any() and np.isfinite(play_values(plain, cand, offsets, MONEY)).all()

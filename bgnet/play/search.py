@@ -45,9 +45,9 @@ from bgnet.core.probs import Probs, flip_probs
 from bgnet.core.protocols import Evaluator, EvaluatorLike, ProbsFn, as_evaluator
 
 __all__ = ["DEFAULT_FILTERS", "MAX_PLY", "MONEY", "ROLLS", "ROLL_WEIGHTS", "Evaluator", "EvaluatorLike", "MoveFilter",
-           "ProbsFn", "RankedMove", "SearchError", "SearchScorer", "Utility", "best_move", "check_ply",
-           "equity_at_score", "evaluate_boards", "evaluate_position", "leaf_probs", "match_winning_chance",
-           "mwc_to_equity", "play_values", "rank_moves", "utility_for"]
+           "ProbsFn", "RankedMove", "RowUtilities", "SearchError", "SearchScorer", "Utility", "best_move",
+           "check_ply", "equity_at_score", "evaluate_boards", "evaluate_position", "leaf_probs",
+           "match_winning_chance", "mwc_to_equity", "play_values", "rank_moves", "utility_for"]
 
 MAX_PLY = 3
 """Deepest search accepted (3-ply is slow on a CPU; 2-ply is the practical limit)."""
@@ -111,6 +111,36 @@ class Utility:
 
 MONEY = Utility(-1.0, (2.0, 1.0, 1.0, -1.0, -1.0))
 """Cubeless money equity: 2 win - 1 + gammons + backgammons won - those lost."""
+
+
+@dataclass(frozen=True, eq=False)
+class RowUtilities:
+    """A utility per row: ``const[i] + weights[i] . probs[i]`` (the plays of many tables, each at its own match
+    score, ranked in one call)."""
+
+    const: np.ndarray
+    """(N,) float64."""
+    weights: np.ndarray
+    """(N, 5) float64."""
+
+    @classmethod
+    def per_segment(cls, utilities: Sequence[Utility], offsets: np.ndarray) -> RowUtilities:
+        """Segment k's rows (``offsets[k]:offsets[k + 1]``) valued by ``utilities[k]``."""
+        counts = np.diff(np.asarray(offsets, np.int64))
+        return cls(np.repeat(np.array([u.const for u in utilities], np.float64), counts),
+                   np.repeat(np.array([u.weights for u in utilities], np.float64).reshape(-1, 5), counts, axis=0))
+
+    def of_rows(self, probs: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Values (M,) of probability rows (M, 5) that belong to ``rows`` (indices, or all rows in order)."""
+        return self.const[rows] + (np.asarray(probs, np.float64) * self.weights[rows]).sum(axis=1)
+
+
+def _mover_values(utility: Utility | RowUtilities, cand_probs: np.ndarray,
+                  rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """The mover's values of replies ``rows`` of a choice from their chances (M, 5) for the side on roll after them."""
+    if isinstance(utility, RowUtilities):
+        return utility.of_rows(flip_probs(cand_probs), rows)
+    return utility.of(flip_probs(cand_probs))
 
 
 def _outcome_mwc(state: MatchState) -> tuple[list[float], list[float]]:
@@ -200,29 +230,32 @@ def _distinct_leaf64(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     return _leaf64(evaluator, rows[first])[inverse]
 
 
-def _reply_values(evaluator: Evaluator, cand: np.ndarray, offsets: np.ndarray, utility: Utility, play: bool = False
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _reply_values(evaluator: Evaluator, cand: np.ndarray, offsets: np.ndarray, utility: Utility | RowUtilities,
+                  play: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(chances (N, 5) for each reply's side on roll, the mover's value of each reply) of every roll's replies
     ``cand``. A ``PrunedEvaluator`` values only the replies its pruning net keeps (``bgnet.nets.pruning``; its
     ``play_keep`` best for a 0-ply ``play``, else its ``keep``): the others get chances 0 and value -inf, so that no
     segment's best is one of them."""
     if not isinstance(evaluator, PrunedEvaluator):
         cand_probs = _distinct_leaf64(evaluator, cand)
-        return cand_probs, utility.of(flip_probs(cand_probs))
+        return cand_probs, _mover_values(utility, cand_probs)
     keep = evaluator.play_keep if play else evaluator.keep
-    rows = kept_rows(evaluator.pruning, cand, offsets, keep, lambda p: utility.of(flip_probs(p)))
+    rows = kept_rows(evaluator.pruning, cand, offsets, keep, lambda p: _mover_values(utility, p),
+                     per_row=isinstance(utility, RowUtilities))
     cand_probs = np.zeros((len(cand), 5), np.float64)
     values = np.full(len(cand), -np.inf)
     cand_probs[rows] = _distinct_leaf64(evaluator, cand[rows])
-    values[rows] = utility.of(flip_probs(cand_probs[rows]))
+    values[rows] = _mover_values(utility, cand_probs[rows], rows)
     return cand_probs, values
 
 
-def play_values(evaluator: EvaluatorLike, cand: np.ndarray, offsets: np.ndarray, utility: Utility) -> np.ndarray:
+def play_values(evaluator: EvaluatorLike, cand: np.ndarray, offsets: np.ndarray,
+                utility: Utility | RowUtilities) -> np.ndarray:
     """The mover's value of each play of a 0-ply choice: ``cand`` the afterstates turned round, one segment of
-    ``offsets`` per position. A ``PrunedEvaluator`` values only each position's plays its pruning net keeps (the
-    others -inf, never chosen), as a search values the replies to each roll: GNU Backgammon's move filters do the
-    same before a deeper ply. Hints value every play (``rank_moves``)."""
+    ``offsets`` per position, valued by ``utility`` (or a utility per row: positions at different match scores). A
+    ``PrunedEvaluator`` values only each position's plays its pruning net keeps (the others -inf, never chosen), as
+    a search values the replies to each roll: GNU Backgammon's move filters do the same before a deeper ply. Hints
+    value every play (``rank_moves``)."""
     return _reply_values(as_evaluator(evaluator), np.ascontiguousarray(cand, np.int8), offsets, utility, play=True)[1]
 
 

@@ -31,12 +31,11 @@ from bgnet.play.game import (Game, Match, Rules, allowed_answer, double, may_dou
                         play_generated, pre_beaver_state, raccoon, respond, roll, roll_and_play_generated)
 from bgnet.core.movegen import generate_plays, swap_sides_batch
 from bgnet.core.position import Position
-from bgnet.core.probs import Probs, flip_probs
+from bgnet.core.probs import Probs
 from bgnet.core.protocols import Agent, BatchScorer, Evaluator
 from bgnet.core.rules import other_opening_die
-from bgnet.nets.pruning import PrunedEvaluator, kept_rows
 from bgnet.play.scorers import NeuralScorer, PubevalScorer, RandomScorer
-from bgnet.play.search import leaf_probs
+from bgnet.play.search import RowUtilities, play_values, utility_for
 from bgnet.sim.selfplay import START_BOARD
 
 __all__ = ["MAX_PLIES", "BatchScorer", "DuelResult", "NeuralScorer", "PubevalScorer", "RandomScorer",
@@ -344,22 +343,10 @@ def _cube_answers(live: list[_Table], agents: tuple[Agent, Agent],
 
 
 def _match_values(tables: list[_Table], evaluator: Evaluator, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Each play's cubeless equity at its table's match score (``bgnet.play.search.utility_for``), one forward pass."""
-    from bgnet.play.search import utility_for
-    utils = [utility_for(t.game.match_state()) for t in tables]
-    counts = np.diff(offsets)
-    const = np.repeat([u.const for u in utils], counts)
-    weights = np.repeat(np.array([u.weights for u in utils], np.float64), counts, axis=0)
-    cand = swap_sides_batch(after)
-    if not isinstance(evaluator, PrunedEvaluator):
-        return const + (flip_probs(leaf_probs(evaluator, cand).astype(np.float64)) * weights).sum(axis=1)
-    # The plays its pruning net keeps for each table, valued at that table's score (``play_values``, row by row).
-    rows = kept_rows(evaluator.pruning, cand, offsets, evaluator.play_keep,
-                     lambda probs: const + (flip_probs(probs) * weights).sum(axis=1), per_row=True)
-    values = np.full(len(cand), -np.inf)
-    values[rows] = const[rows] + (flip_probs(leaf_probs(evaluator, cand[rows]).astype(np.float64))
-                                  * weights[rows]).sum(axis=1)
-    return values
+    """Each play's cubeless equity at its table's match score (``bgnet.play.search.utility_for``), one forward pass
+    (``play_values``: a pruned evaluator values the plays its pruning net keeps for each table)."""
+    utilities = RowUtilities.per_segment([utility_for(t.game.match_state()) for t in tables], offsets)
+    return play_values(evaluator, swap_sides_batch(after), offsets, utilities)
 
 
 def _moves(live: list[_Table], agents: tuple[Agent, Agent], scorers: tuple[BatchScorer | None, BatchScorer | None],
