@@ -50,3 +50,33 @@ def test_race_flag_is_the_twin_of_the_rule() -> None:
     assert 0 < flags.sum() < len(flags)
     got = encode_torch(torch.from_numpy(b)).numpy()[:, 2 * RAW_PER_SIDE]
     assert np.array_equal(got == 1.0, flags)
+
+
+def test_an_encoding_is_a_fixed_few_hundred_ops_whatever_the_batch():
+    """On a GPU each op is a kernel launch: both sides' per-side inputs come from one op over 2N rows, so a version-2
+    encoding dispatches the same ops for 4 boards as for 400, and under 450 of them (887 when each side had its own
+    ops)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from bgnet.features.v2_torch import encode_v2_torch
+
+    class Ops(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            self.count += 1
+            return func(*args, **(kwargs or {}))
+
+    counts = []
+    for n in (4, 400):
+        boards = torch.from_numpy(np.repeat(np.array([Position.from_position_id("4HPwATDgc/ABMA").board], np.int8),
+                                            n, axis=0))
+        for encoder in (encode_torch, encode_v2_torch):
+            encoder(boards)  # constants moved to the device on first use
+            ops = Ops()
+            with ops:
+                encoder(boards)
+            counts.append(ops.count)
+    assert counts[:2] == counts[2:] and counts[0] < counts[1] < 450

@@ -14,13 +14,20 @@ import torch
 from bgnet.features.v1 import RAW_PER_SIDE, WIDTH
 
 
-def _sides(boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Counts (N, 25) of each side on its own points 1..24 then its bar (index 24)."""
+def _sides(boards: torch.Tensor) -> torch.Tensor:
+    """Counts (2N, 25) of each side on its own points 1..24 then its bar (index 24): the side on roll's N rows, then
+    the other side's, so that each per-side input is one op over both."""
     b = boards.to(torch.int16)
     mine = torch.cat([b[:, 1:25].clamp(min=0), b[:, 25:26].clamp(min=0)], dim=1)
     # The opponent's own point p is my slot 25 - p; his bar is slot 0 (stored negative).
     theirs = torch.cat([(-b[:, 1:25]).clamp(min=0).flip(1), (-b[:, 0:1]).clamp(min=0)], dim=1)
-    return mine, theirs
+    return torch.cat([mine, theirs])
+
+
+def _swap_halves(x: torch.Tensor) -> torch.Tensor:
+    """Rows of the other side: the second half of (2N, ...) first."""
+    n = len(x) // 2
+    return torch.cat([x[n:], x[:n]])
 
 
 def _raw(counts: torch.Tensor) -> torch.Tensor:
@@ -64,7 +71,7 @@ def _longest_run(made: torch.Tensor) -> torch.Tensor:
     return torch.maximum(torch.maximum(low[:, 0], high[:, 0]), low[:, 1] + high[:, 2])
 
 
-def _structure(own: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+def _structure(own: torch.Tensor, other: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
     n = own[:, :24]
     made = n >= 2
     home = made[:, :6].sum(1)
@@ -82,24 +89,35 @@ def _structure(own: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
     # The opponent's checkers on my point t sit on his point 25 - t (index 24 - t).
     his = torch.gather(other[:, :24], 1, (24 - t).clamp(0, 23))
     blocked = ((his >= 2) & valid).sum(1)
-    feats = torch.stack([home / 6, prime / 6, blots / 5, back / 5, outfield / 5, stripped / 6, blocked / 6], dim=1)
-    return feats.float()
+    return torch.stack([home, prime, blots, back, outfield, stripped, blocked], dim=1).float() / den
 
 
-def encode_torch(boards: torch.Tensor) -> torch.Tensor:
-    """Set-1 features (N, 214) float32 for int8 boards (N, 26), each seen from its side on roll."""
-    mine, theirs = _sides(boards)
+_DENOMINATORS: dict[torch.device, torch.Tensor] = {}
+"""Per device: the structure inputs' denominators (a tensor: a division by a Python number may round
+differently on a GPU)."""
+
+
+def encode_sides(boards: torch.Tensor, sides: torch.Tensor) -> torch.Tensor:
+    """Set-1 features (N, 214) of int8 boards (N, 26) whose ``_sides`` are ``sides`` (2N, 25)."""
+    n = len(boards)
+    den = _DENOMINATORS.get(boards.device)
+    if den is None:
+        den = _DENOMINATORS[boards.device] = torch.tensor([6, 6, 5, 5, 5, 6, 6, 100, 50], dtype=torch.float32,
+                                                          device=boards.device)
     b = boards.to(torch.int16)
     my_back = torch.where(b[:, 1:25] > 0, torch.arange(1, 25, device=b.device), 0).max(dim=1).values
     their_front = torch.where(b[:, 1:25] < 0, torch.arange(1, 25, device=b.device), 25).min(dim=1).values
     race = (b[:, 25] == 0) & (b[:, 0] == 0) & (their_front > my_back)
     weights = torch.arange(1, 26, device=b.device, dtype=torch.float32)
-    my_pips = (mine.float() * weights).sum(1)
-    their_pips = (theirs.float() * weights).sum(1)
-    out = torch.cat([
-        _raw(mine), _raw(theirs), race.float().unsqueeze(1),
-        torch.stack([my_pips / 100, their_pips / 100, (their_pips - my_pips) / 50], dim=1),
-        _structure(mine, theirs), _structure(theirs, mine),
-    ], dim=1)
+    pips = (sides.float() * weights).sum(1)
+    raw = _raw(sides)
+    structure = _structure(sides, _swap_halves(sides), den[:7])
+    pip_inputs = torch.stack([pips[:n], pips[n:], pips[n:] - pips[:n]], dim=1) / den[[7, 7, 8]]
+    out = torch.cat([raw[:n], raw[n:], race.float().unsqueeze(1), pip_inputs, structure[:n], structure[n:]], dim=1)
     assert out.shape[1] == WIDTH and RAW_PER_SIDE == 98
     return out
+
+
+def encode_torch(boards: torch.Tensor) -> torch.Tensor:
+    """Set-1 features (N, 214) float32 for int8 boards (N, 26), each seen from its side on roll."""
+    return encode_sides(boards, _sides(boards))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from bgnet.features import v2
-from bgnet.features.encoding_torch import _sides, encode_torch
+from bgnet.features.encoding_torch import _sides, _swap_halves, encode_sides
 from bgnet.features.v2 import EXPERT_PER_SIDE, WIDTH
 
 __all__ = ["encode_v2_torch"]
@@ -38,6 +38,10 @@ def _constants(device: torch.device) -> dict[str, torch.Tensor]:
             "die_d": torch.tensor([d for _, d in _PAIRS]),
             "roll_weight": torch.tensor([1] * 6 + [2] * len(_PAIRS)),  # rolls of 36 each of the 21 stands for
             "point": torch.arange(26),
+            # the expert inputs' denominators, in _expert_side's order (the variance's, column 11, varies by row)
+            "denominators": torch.tensor([36, 36, 36 * 12, 36, 36, 36 * 36, 100, 25, 24, 12, 15 * 36, 1, 100, 20,
+                                          100, 36]),
+            "variance_column": torch.arange(EXPERT_PER_SIDE) == 11,
         }
         consts = {k: v.to(device) for k, v in consts.items()}
         _CONSTANTS[device] = consts
@@ -148,28 +152,26 @@ def _expert_side(c: torch.Tensor, o: torch.Tensor, esc_c: torch.Tensor, esc_o: t
     pts = c[:, 1:25]
     free_pips = 25 * c[:, 25] + (point[1:25] * ((pts == 1).long() + (pts - 2).clamp(min=0))).sum(1)
     closed = (o[:, 1:7] >= 2).sum(1)
-    feats = [
-        _ratio(p1, 36), _ratio(p2, 36), _ratio(loss, 36 * 12),
-        _ratio(esc_o.gather(1, rear.unsqueeze(1)).squeeze(1), 36),
-        _ratio(contained, 36), _ratio(contained * contained, 36 * 36),
-        _ratio(break_contact, 100), _ratio(rear, 25), _ratio(back, 24), _ratio(25 - forward, 12),
-        _ratio(mobility, 15 * 36),
-        _ratio(n * q - s * s, 100 * (n * n).clamp(min=1)),  # variance = (n * sum p^2 - (sum p)^2) / n^2
-        _ratio(timing, 100), _ratio(backbone, 20), _ratio(free_pips, 100), _ratio(closed * closed, 36),
-    ]
-    return torch.stack(feats, dim=1)
+    nums = [p1, p2, loss, esc_o.gather(1, rear.unsqueeze(1)).squeeze(1), contained, contained * contained,
+            break_contact, rear, back, 25 - forward, mobility, n * q - s * s, timing, backbone, free_pips,
+            closed * closed]
+    # variance = (n * sum p^2 - (sum p)^2) / n^2: the one denominator that varies by row
+    dens = torch.where(k["variance_column"], 100 * (n * n).clamp(min=1).unsqueeze(1), k["denominators"])
+    return _ratio(torch.stack(nums, dim=1), dens)
 
 
 def encode_v2_torch(boards: torch.Tensor) -> torch.Tensor:
-    """Set-2 features (N, WIDTH) float32 for int8 boards (N, 26), each seen from its side on roll, on their device."""
+    """Set-2 features (N, WIDTH) float32 for int8 boards (N, 26), each seen from its side on roll, on their device.
+
+    Both sides' expert inputs come from one pass over 2N rows (the side on roll's counts, then the other's), so
+    that each op is one kernel for the whole batch."""
     k = _constants(boards.device)
-    mine, theirs = _sides(boards)
-    zero = mine.new_zeros(len(mine), 1)
-    c = torch.cat([zero, mine], dim=1).long()  # own numbering: points 1..24, bar 25 (column 0 unused)
-    o = torch.cat([zero, theirs], dim=1).long()
-    esc_c = _escape_rows(_bits(c[:, 1:25] >= 2, k), k)  # an O checker against S's points
-    esc_o = _escape_rows(_bits(o[:, 1:25] >= 2, k), k)  # an S checker against O's points
-    out = torch.cat([encode_torch(boards), _expert_side(c, o, esc_c, esc_o, k), _expert_side(o, c, esc_o, esc_c, k)],
-                    dim=1)
+    sides = _sides(boards)
+    n = len(boards)
+    # own numbering: points 1..24, bar 25 (column 0 unused); rows 0..N-1 are S's, N..2N-1 O's
+    counts = torch.cat([sides.new_zeros(2 * n, 1), sides], dim=1).long()
+    esc = _escape_rows(_bits(counts[:, 1:25] >= 2, k), k)  # a checker of the other side against each row's points
+    expert = _expert_side(counts, _swap_halves(counts), esc, _swap_halves(esc), k)
+    out = torch.cat([encode_sides(boards, sides), expert[:n], expert[n:]], dim=1)
     assert out.shape[1] == WIDTH and EXPERT_PER_SIDE == 16
     return out
