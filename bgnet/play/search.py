@@ -126,7 +126,7 @@ class RowUtilities:
     @classmethod
     def per_segment(cls, utilities: Sequence[Utility], offsets: np.ndarray) -> RowUtilities:
         """Segment k's rows (``offsets[k]:offsets[k + 1]``) valued by ``utilities[k]``."""
-        counts = np.diff(np.asarray(offsets, np.int64))
+        counts: np.ndarray = np.diff(np.asarray(offsets, np.int64))
         return cls(np.repeat(np.array([u.const for u in utilities], np.float64), counts),
                    np.repeat(np.array([u.weights for u in utilities], np.float64).reshape(-1, 5), counts, axis=0))
 
