@@ -7,7 +7,7 @@ Each part plays self-play positions with the net (``collect_positions``), takes 
 each one's ``--candidates`` best 0-ply plays for a random roll (``candidate_positions``, as the
 rounds do), labels them with the net's own ``--ply`` search on the device
 (``label_boards_torch``, never pruned) and writes ``OUT_DIR/labels_KKK.npz``: ``boards`` (N, 26)
-int8 and ``probs`` (N, 5) as uint16 steps of 1/65535 (half the bytes of float32, an error below
+int8 and ``probs`` (N, 5) as uint16 steps of 1/65535 (``bgnet.trainer.labels.quantize_probs``: an error below
 8e-6, far under the labels' own), compressed so that a part stays under 16 MiB. Parts are seeded
 from ``--seed`` and their number, so the same command makes the same labels; it stops starting
 parts when the next one would not finish in time. A figures line (labels a second) goes to stdout.
@@ -33,22 +33,9 @@ from bgnet.core.atomic import atomic_write  # noqa: E402
 from bgnet.nets.model import net_from_checkpoint, read_checkpoint  # noqa: E402
 from bgnet.play.search_torch import label_boards_torch  # noqa: E402
 from bgnet.trainer.inference import make_probs_fn  # noqa: E402
+from bgnet.trainer.labels import quantize_probs  # noqa: E402
 from bgnet.trainer.round_positions import candidate_positions, collect_positions  # noqa: E402
 from bgnet.trainer.selfplay import resolve_device  # noqa: E402
-
-SCALE = 65535
-"""Probabilities are stored as round(p * SCALE) in uint16."""
-
-
-def quantize(probs: np.ndarray) -> np.ndarray:
-    """Chances (N, 5) in [0, 1] as uint16 steps of 1 / ``SCALE``."""
-    return np.rint(np.clip(probs, 0.0, 1.0) * SCALE).astype(np.uint16)
-
-
-def dequantize(steps: np.ndarray) -> np.ndarray:
-    """The float32 chances of ``quantize``'s steps."""
-    return (steps.astype(np.float64) / SCALE).astype(np.float32)
-
 
 def make_part(model: torch.nn.Module, device: torch.device, n: int, ply: int, k: int,
               seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
@@ -91,7 +78,7 @@ def bench() -> int:
         boards, probs, spent = make_part(model, device, args.part, args.ply, args.candidates,
                                          int(np.random.SeedSequence([args.seed, part]).generate_state(1)[0]) % 2**31)
         with atomic_write(out / f"labels_{part:03d}.npz") as fh:
-            np.savez_compressed(fh, boards=boards, probs=quantize(probs))
+            np.savez_compressed(fh, boards=boards, probs=quantize_probs(probs))
         figures["labels"] += len(boards)
         figures["label_s"] += spent["label_s"]
         figures["collect_s"] += spent["collect_s"]

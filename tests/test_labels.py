@@ -77,3 +77,35 @@ def test_pruned_search_is_the_full_search_when_nothing_is_pruned_and_never_bette
     assert np.allclose(evaluate_pruned(net, won, 2, 10), evaluate_boards(net, won, 2))
     with pytest.raises(RolloutError, match="ply >= 1"):
         evaluate_pruned(net, boards, 0, 10)
+
+
+def test_label_cli_prune_gives_the_released_nets_pruned_search(tmp_path, capsys) -> None:
+    # --prune labels with the search bgnet hint runs (each roll's best replies by the shipped pruning net): the
+    # chances of evaluate_boards on the pruned evaluator; without --ply, or with --trials, it is refused.
+    from bgnet.cli.labels import main
+    from bgnet.core.resources import default_checkpoint
+    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.nets.pruning import with_pruning
+    from bgnet.play.search import evaluate_boards
+
+    from bgnet.core.movegen import legal_moves
+
+    inp, out = tmp_path / "in.npz", tmp_path / "out.npz"
+    rng, pos, walk = np.random.default_rng(5), START, []
+    while len(walk) < 24:  # middle-game positions of a random walk
+        moves = legal_moves(pos, tuple(int(d) for d in rng.integers(1, 7, 2)))
+        pos = moves[rng.integers(len(moves))].after.swap_sides()
+        pos = START if pos.is_game_over() else pos
+        walk.append(pos.board)
+    boards = np.array(walk, np.int8)
+    np.savez(inp, boards=boards)
+    assert main(["label", str(inp), str(out), "--ply", "1", "--prune"]) == 0
+    fn = load_numpy_net(default_checkpoint()).probs_of_boards
+    pruned = evaluate_boards(with_pruning(fn, default_checkpoint()), boards, 1)
+    got = load_targets(out)
+    assert np.allclose(got.probs, pruned, atol=1e-6) and got.meta["prune"] == "True"
+    assert not np.allclose(pruned, evaluate_boards(fn, boards, 1), atol=1e-7)  # the pruning changed something
+    capsys.readouterr()
+    for extra in (["--ply", "0"], ["--ply", "1", "--trials", "4"]):
+        assert main(["label", str(inp), str(out), "--prune", *extra]) == 2
+        assert "--prune applies to n-ply labels" in capsys.readouterr().err

@@ -339,3 +339,19 @@ def test_a_kind_round_fits_only_that_kinds_net(init, tmp_path):
     assert any(not torch.equal(x, y) for x, y in zip(fitted.nets["race"].state_dict().values(), start.state_dict().values()))
     with pytest.raises(ValueError, match="kind"):
         run_rounds(str(init), tmp_path / "bad", RoundsConfig(**{**SMALL, "kind": "blitz"}), log=lambda s: None)
+
+
+def test_candidates_command_writes_the_positions_a_round_labels(tmp_path, capsys) -> None:
+    # The first step of distillation on the CPU: the release's candidates as a labels command's input.
+    from bgnet.core import _game_kernels as gk
+    from bgnet.core.resources import default_checkpoint
+
+    out = tmp_path / "cands.npz"
+    assert main(["candidates", str(default_checkpoint()), str(out), "--positions", "30", "--seed", "3"]) == 0
+    with np.load(out) as data:
+        boards = data["boards"]
+    assert boards.dtype == np.int8 and boards.shape[1] == 26 and 30 < len(boards) <= 4 * 30
+    assert (gk.terminal_codes(boards) == 0).all()  # finished games are left out
+    assert f"candidates of 30 positions to {out}" in capsys.readouterr().out
+    assert main(["candidates", str(default_checkpoint()), str(out), "--positions", "0"]) == 2
+    assert "--positions and --candidates must be at least 1" in capsys.readouterr().err

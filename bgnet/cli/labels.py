@@ -1,5 +1,5 @@
 """``python -m bgnet.trainer.labels label IN.npz OUT.npz [--trials N] [--ply N] [--truncate PLIES] [--seed S]
-[--model PATH] [--backend local|ray] [--ray-address ADDRESS] [--workers N]``: label positions for training.
+[--model PATH] [--prune] [--backend local|ray] [--ray-address ADDRESS] [--workers N]``: label positions for training.
 
 IN.npz holds an array ``boards`` (N, 26) int8; OUT.npz gets the boards, their
 chances for each board's side on roll and standard errors (``bgnet.trainer.labels``),
@@ -9,6 +9,7 @@ sentence on stderr and exit status 2.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
@@ -17,6 +18,9 @@ from bgnet.core.errors import BgnetError
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from bgnet.core.protocols import ProbsFn
+    from bgnet.nets.pruning import PrunedEvaluator
 
 PROG = "python -m bgnet.trainer.labels"
 
@@ -34,6 +38,9 @@ def build_parser(prog: str = PROG) -> Parser:
     lab.add_argument("--truncate", type=int, default=None, help="truncate trials after this many plies")
     lab.add_argument("--seed", type=int, default=0)
     lab.add_argument("--model", default=None, help="checkpoint (default: the shipped net)")
+    lab.add_argument("--prune", action="store_true",
+                     help="n-ply searches value each roll's best replies by the checkpoint's pruning net, as bgnet hint "
+                          "searches (--ply 1 or more, no --trials)")
     add_backend_arguments(lab, workers_flag=True, help_for={
         "backend": "where the groups of positions run: this process or a Ray cluster (same targets)",
         "ray_address": "Ray cluster to attach to (default: a local Ray instance)",
@@ -59,6 +66,19 @@ def _read_boards(path: str) -> np.ndarray:
     return boards
 
 
+def _pruned(checkpoint: str | os.PathLike[str], fn: ProbsFn, ply: int, trials: int) -> PrunedEvaluator:
+    """The checkpoint's net with its shipped pruning net, for --prune (``RolloutError`` when it cannot apply)."""
+    from bgnet.nets.pruning import PrunedEvaluator, load_pruning_net
+    from bgnet.sim.rollout_settings import RolloutError
+
+    if trials > 0 or ply < 1:
+        raise RolloutError("--prune applies to n-ply labels: give --ply 1 or more and no --trials")
+    pruning = load_pruning_net(checkpoint)
+    if pruning is None:
+        raise RolloutError(f"no pruning net ships for {checkpoint}: --prune works with the released net only")
+    return PrunedEvaluator(fn, pruning)
+
+
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     """Label IN.npz into OUT.npz and say how many targets were written; returns the exit status."""
     args = build_parser(prog).parse_args(argv)
@@ -70,7 +90,10 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
 
     try:
         boards = _read_boards(args.inp)
-        fn = load_numpy_net(args.model or default_checkpoint()).probs_of_boards
+        checkpoint = args.model or default_checkpoint()
+        fn = load_numpy_net(checkpoint).probs_of_boards
+        if args.prune:
+            fn = _pruned(checkpoint, fn, args.ply, args.trials)
         settings = RolloutSettings(trials=max(1, args.trials), ply=min(args.ply, 1) if args.trials > 0 else 0,
                                    truncate=args.truncate)
         single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
@@ -79,7 +102,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         b, p, se = label_positions(fn, boards, trials=args.trials, ply=args.ply, seed=args.seed, settings=settings,
                                    backend=backend)
         save_targets(args.out, b, p, se, trials=args.trials, ply=args.ply, seed=args.seed,
-                     truncate=args.truncate, model=args.model or "default")
+                     truncate=args.truncate, model=args.model or "default", prune=args.prune)
     except (BgnetError, OSError) as err:
         print(f"{prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
         return EXIT_USAGE

@@ -11,6 +11,8 @@
     python -m bgnet.trainer.rounds refit RUN OUT.pt --start CKPT --round R [--fit-window W] [--hidden 768,384]
         [--with-labels OTHER/labels_001.npz ...]   # round R's fit again: another start, window, width or more
         # labels, with the run's other settings and round R's fit seed
+    python -m bgnet.trainer.rounds candidates CKPT OUT.npz --positions N [--candidates 4] [--seed 1]
+        # the positions a round labels, as a file for python -m bgnet.trainer.labels label (bgnet.trainer.distill)
 
 Running the same command again continues after the last finished round (``--rounds`` may be raised to add
 rounds; the other settings must stay the same, except ``--workers``, ``--fit-window`` and ``--device``); labels of
@@ -159,9 +161,41 @@ def duel_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def candidates_main(argv: Sequence[str]) -> int:
+    """``candidates CKPT OUT.npz --positions N [--candidates K] [--seed S]``: positions of CKPT's self-play, each
+    giving the afterstates of its K best 0-ply plays for a random roll, turned round (the positions a round labels);
+    OUT.npz holds them as ``boards``, the input of ``python -m bgnet.trainer.labels label``."""
+    ap = Parser(prog=f"{PROG} candidates", description=candidates_main.__doc__)
+    ap.add_argument("checkpoint")
+    ap.add_argument("out", metavar="OUT.npz")
+    ap.add_argument("--positions", type=int, required=True, help="self-play positions (about K candidates each)")
+    ap.add_argument("--candidates", type=int, default=4, help="best plays kept a position")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    import numpy as np
+
+    from bgnet.core.atomic import atomic_write
+    from bgnet.nets.bearoff import with_database
+    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.trainer.round_positions import candidate_positions, collect_positions
+
+    try:
+        if args.positions < 1 or args.candidates < 1:
+            raise RoundsError("--positions and --candidates must be at least 1")
+        fn = with_database(load_evaluator(args.checkpoint)).probs_of_boards
+        positions = collect_positions(fn, args.positions, args.seed, batch_games=512)
+        boards = candidate_positions(fn, positions, args.candidates, args.candidates * args.positions, args.seed + 1)
+        with atomic_write(args.out, parents=True) as fh:
+            np.savez(fh, boards=boards)
+    except (BgnetError, OSError) as exc:
+        return _error("candidates", exc)
+    print(f"wrote {len(boards)} candidates of {len(positions)} positions to {args.out}")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "widen": widen_main, "duel": duel_main, "average": average_main, "committee": committee_main,
-    "refit": refit_main,
+    "refit": refit_main, "candidates": candidates_main,
 }
 """The tools beside the rounds run itself, by their first argument."""
 

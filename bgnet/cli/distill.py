@@ -1,0 +1,48 @@
+"""``python -m bgnet.trainer.distill OUT.pt LABELS.npz [MORE.npz ...] [--hidden 384,128] [--epochs E] [--lr LR]
+[--minibatch M] [--holdout N] [--seed S] [--threads T]``: fit a fresh, narrower net to search labels
+(``bgnet.trainer.distill``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from bgnet.cli.parser import EXIT_USAGE, Parser
+from bgnet.core.errors import BgnetError
+
+PROG = "python -m bgnet.trainer.distill"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Fit and write the student; bad input is one sentence on stderr and exit status 2."""
+    from bgnet.trainer.distill import DistillConfig, distill
+
+    parser = Parser(prog=PROG, description="Fit a fresh, narrower net to a release's search labels.")
+    parser.add_argument("out", metavar="OUT.pt", help="the checkpoint to write")
+    parser.add_argument("labels", metavar="LABELS.npz", nargs="+",
+                        help="label files: boards with targets, or probs (float, or uint16 steps of 1/65535)")
+    parser.add_argument("--hidden", default=",".join(map(str, DistillConfig.hidden)), help="hidden widths, e.g. 384,128")
+    parser.add_argument("--epochs", type=int, default=DistillConfig.epochs)
+    parser.add_argument("--lr", type=float, default=DistillConfig.lr)
+    parser.add_argument("--minibatch", type=int, default=DistillConfig.minibatch)
+    parser.add_argument("--holdout", type=int, default=DistillConfig.holdout, help="labels kept out to measure the fit")
+    parser.add_argument("--seed", type=int, default=DistillConfig.seed)
+    parser.add_argument("--threads", type=int, default=DistillConfig.threads)
+    args = parser.parse_args(argv)
+    try:
+        try:
+            hidden = tuple(int(h) for h in args.hidden.split(","))
+        except ValueError:
+            raise BgnetError(f"--hidden {args.hidden!r} is not a list of widths such as 384,128") from None
+        cfg = DistillConfig(hidden=hidden, epochs=args.epochs, lr=args.lr, minibatch=args.minibatch,
+                            holdout=args.holdout, seed=args.seed, threads=args.threads)
+        held = distill(args.labels, args.out, cfg, log=True)
+    except (BgnetError, OSError) as exc:
+        print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.out} (held-out squared error {held:.6f})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Distillation: a fresh, narrower net fitted to a release's own search labels, to replace it at less cost.
+
+    python -m bgnet.trainer.labels label CANDIDATES.npz LABELS.npz --ply 1 --prune   # the release's 1-ply search
+    python -m bgnet.trainer.distill OUT.pt LABELS.npz [MORE.npz ...] [--hidden 384,128] [--epochs 12] [--seed 1]
+
+A release's cost a position is its first layer's width times its non-zero inputs (the
+fused kernel, ``bgnet.nets._net_kernels``): a net half as wide costs about half. The
+student starts from fresh weights and learns the labels' chances (squared error summed
+over the five outputs, Adam with a cosine schedule to zero): labels of the release's own
+searches (``bgnet.trainer.labels``, the rounds pipeline, ``bench/device_labels.py`` on a
+GPU), never another program's. A held-out slice measures the fit. The same seed and
+files give the same net. docs/TRAINING.md's ablation table has what such students
+measured against the release.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from bgnet.core.errors import BgnetError
+from bgnet.trainer.labels import dequantize_probs
+
+if TYPE_CHECKING:  # torch loads inside the fit
+    from bgnet.nets.model import BgNet
+
+__all__ = ["DistillConfig", "DistillError", "distill", "fit_student", "read_labels"]
+
+
+class DistillError(BgnetError):
+    """Distillation that cannot run as asked (no labels, a file that holds none, widths below 1)."""
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """The student's shape and its fit."""
+
+    hidden: tuple[int, ...] = (384, 128)
+    """Hidden widths (features version 2, ReLU), narrower than the release's 768-384."""
+    epochs: int = 12
+    lr: float = 1e-3
+    """Adam's learning rate at the start; a cosine schedule takes it to 0 over the whole fit."""
+    minibatch: int = 1024
+    holdout: int = 50_000
+    """Labels kept out of the fit to measure it (at most a tenth of them)."""
+    seed: int = 1
+    threads: int = 1
+    """Torch threads of the fit."""
+
+    def __post_init__(self) -> None:
+        if not self.hidden or min(self.hidden) < 1 or self.epochs < 1 or self.minibatch < 1 or self.threads < 1:
+            raise DistillError(f"a student needs positive widths, epochs, minibatch and threads, got {self}")
+        if not self.lr > 0.0 or self.holdout < 0:
+            raise DistillError(f"the learning rate must be positive and the holdout not negative, got {self}")
+
+
+def read_labels(paths: Sequence[str | os.PathLike[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """(boards (N, 26) int8, chances (N, 5) float32) of label files, in order: each holds ``boards`` and
+    ``targets`` (a rounds run), ``probs`` as float (``bgnet.trainer.labels.save_targets``) or as uint16
+    (``quantize_probs``: ``bench/device_labels.py``)."""
+    if not paths:
+        raise DistillError("distillation needs at least one labels file")
+    all_boards, all_targets = [], []
+    for path in paths:
+        try:
+            with np.load(os.fspath(path), allow_pickle=False) as data:
+                boards = np.asarray(data["boards"])
+                key = "targets" if "targets" in data else "probs"
+                raw = np.asarray(data[key])
+        except (OSError, KeyError, ValueError) as exc:
+            raise DistillError(f"{str(path)!r} is not a labels file with boards and targets or probs "
+                               f"({type(exc).__name__})") from None
+        if boards.ndim != 2 or boards.shape[1] != 26 or raw.shape != (len(boards), 5):
+            raise DistillError(f"{str(path)!r} holds boards {boards.shape} and {key} {raw.shape}; labels are "
+                               "(N, 26) boards with (N, 5) chances")
+        chances = dequantize_probs(raw) if raw.dtype == np.uint16 else raw.astype(np.float64)
+        if not np.isfinite(chances).all() or chances.min() < 0.0 or chances.max() > 1.0:
+            raise DistillError(f"{str(path)!r} has {key} outside [0, 1]")
+        all_boards.append(boards.astype(np.int8))
+        all_targets.append(chances.astype(np.float32))
+    return np.concatenate(all_boards), np.concatenate(all_targets)
+
+
+def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
+                log: bool = False) -> tuple[BgNet, float]:
+    """A fresh net of ``cfg.hidden`` fitted to (boards, targets); (net, held-out squared error summed over the five
+    chances, NaN without a holdout). The rows are shuffled by ``cfg.seed`` before the holdout is cut."""
+    import torch
+
+    from bgnet.features.registry import encode
+    from bgnet.nets.model import BgNet, ModelConfig
+    from bgnet.trainer.learner import fit
+
+    n = len(boards)
+    if n < 2 or len(targets) != n:
+        raise DistillError(f"a student needs at least two labels, with one target each (got {n} and {len(targets)})")
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    perm = rng.permutation(n)
+    held = min(cfg.holdout, n // 10)
+    hold, train = perm[:held], perm[held:]
+    net = BgNet(ModelConfig.for_features(cfg.hidden, "relu", 2))
+    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    steps = cfg.epochs * -(-len(train) // cfg.minibatch)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(steps, 1))
+    x_hold = torch.from_numpy(encode(boards[hold], version=2))
+    y_hold = torch.from_numpy(np.ascontiguousarray(targets[hold], np.float32))
+    held_mse = float("nan")
+    t0 = time.perf_counter()
+    for epoch in range(cfg.epochs):
+        mse = fit(net, optimizer, boards[train], targets[train], cfg.minibatch, 1, rng, torch.device("cpu"),
+                  scheduler=scheduler)
+        if held:
+            net.eval()
+            with torch.no_grad():
+                held_mse = float(((net(x_hold) - y_hold) ** 2).sum(1).mean())
+        if log:
+            print(f"epoch {epoch + 1}/{cfg.epochs}: train {mse:.6f}, held out {held_mse:.6f}, "
+                  f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    net.eval()
+    return net, held_mse
+
+
+def distill(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], cfg: DistillConfig,
+            log: bool = False) -> float:
+    """Fit a student to the label files ``paths`` and write it as a checkpoint at ``out`` (atomically), with how
+    it was made; the held-out squared error."""
+    from bgnet.nets.model import save_checkpoint
+
+    boards, targets = read_labels(paths)
+    net, held_mse = fit_student(boards, targets, cfg, log)
+    files = ", ".join(Path(p).name for p in paths)
+    save_checkpoint(out, net, distill={**asdict(cfg), "hidden": list(cfg.hidden)}, labels=len(boards),
+                    held_out_mse=held_mse,
+                    recipe=f"a fresh {'-'.join(map(str, cfg.hidden))} net distilled from {len(boards)} labels "
+                           f"({files}) by python -m bgnet.trainer.distill")
+    return held_mse
+
+
+if __name__ == "__main__":
+    from bgnet.cli.distill import main
+
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Distillation (bgnet.trainer.distill): label files of every format read alike, a fresh student learns them,
+the same seed gives the same net, and bad input is one sentence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bgnet.trainer.distill import DistillConfig, DistillError, distill, fit_student, read_labels
+from bgnet.trainer.labels import U16_SCALE, quantize_probs
+
+
+def _labels(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Self-play boards of the release and its 0-ply chances of them (a stand-in for search labels)."""
+    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.play.agents import DEFAULT_CHECKPOINT
+    from bgnet.trainer.round_positions import collect_positions
+
+    fn = load_evaluator(DEFAULT_CHECKPOINT).probs_of_boards
+    boards = collect_positions(fn, n, seed, batch_games=64)
+    return boards, fn(boards).astype(np.float32)
+
+
+def test_label_files_of_every_format_read_alike(tmp_path) -> None:
+    boards, probs = _labels(40, 1)
+    np.savez(tmp_path / "rounds.npz", boards=boards[:10], targets=probs[:10])
+    np.savez(tmp_path / "labels.npz", boards=boards[10:20], probs=probs[10:20], stderr=np.zeros((10, 5)))
+    np.savez(tmp_path / "device.npz", boards=boards[20:], probs=quantize_probs(probs[20:]))
+    got_boards, got = read_labels([tmp_path / f for f in ("rounds.npz", "labels.npz", "device.npz")])
+    assert np.array_equal(got_boards, boards) and got.dtype == np.float32
+    assert np.array_equal(got[:20], probs[:20]) and np.abs(got[20:] - probs[20:]).max() <= 0.5 / U16_SCALE + 1e-7
+
+
+def test_bad_label_files_are_one_clear_error(tmp_path) -> None:
+    np.savez(tmp_path / "no_targets.npz", boards=np.zeros((3, 26), np.int8))
+    np.savez(tmp_path / "shape.npz", boards=np.zeros((3, 26), np.int8), targets=np.zeros((3, 4)))
+    np.savez(tmp_path / "range.npz", boards=np.zeros((3, 26), np.int8), targets=np.full((3, 5), 1.5))
+    (tmp_path / "text.npz").write_text("not a zip")
+    for name, words in (("no_targets.npz", "not a labels file"), ("shape.npz", "(N, 5) chances"),
+                        ("range.npz", "outside [0, 1]"), ("text.npz", "not a labels file"),
+                        ("missing.npz", "not a labels file")):
+        with pytest.raises(DistillError, match=words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+            read_labels([tmp_path / name])
+    with pytest.raises(DistillError):
+        read_labels([])
+    with pytest.raises(DistillError):
+        DistillConfig(hidden=(16, 0))
+
+
+def test_a_student_learns_its_labels_and_the_same_seed_gives_the_same_net(tmp_path) -> None:
+    import torch
+
+    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.nets.model import read_checkpoint
+
+    boards, probs = _labels(3000, 2)
+    cfg = DistillConfig(hidden=(16, 8), epochs=6, lr=3e-3, minibatch=128, holdout=300, seed=3)
+    untrained = DistillConfig(hidden=(16, 8), epochs=1, lr=1e-9, minibatch=128, holdout=300, seed=3)
+    _net, before = fit_student(boards, probs, untrained)
+    np.savez(tmp_path / "labels.npz", boards=boards, targets=probs)
+    after = distill([tmp_path / "labels.npz"], tmp_path / "a.pt", cfg)
+    assert after < 0.5 * before  # the held-out error of the student's chances fell
+    distill([tmp_path / "labels.npz"], tmp_path / "b.pt", cfg)
+    a, b = read_checkpoint(tmp_path / "a.pt"), read_checkpoint(tmp_path / "b.pt")
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    assert a["model_config"]["hidden"] == [16, 8] and a["labels"] == 3000 and "distilled" in a["recipe"]
+    student = load_evaluator(tmp_path / "a.pt")  # a checkpoint every command reads
+    assert student.probs_of_boards(boards[:4]).shape == (4, 5)
+
+
+def test_the_command_writes_a_checkpoint_and_refuses_bad_input_in_one_sentence(tmp_path, capsys) -> None:
+    from bgnet.cli.distill import main
+
+    boards, probs = _labels(200, 4)
+    np.savez(tmp_path / "labels.npz", boards=boards, targets=probs)
+    assert main([str(tmp_path / "s.pt"), str(tmp_path / "labels.npz"), "--hidden", "8,4", "--epochs", "1"]) == 0
+    assert (tmp_path / "s.pt").is_file() and "wrote" in capsys.readouterr().err
+    for argv, words in (([str(tmp_path / "t.pt"), str(tmp_path / "none.npz")], "not a labels file"),
+                        ([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--hidden", "8,x"], "not a list"),
+                        ([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--epochs", "0"], "positive")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "t.pt").exists()
