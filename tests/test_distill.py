@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bgnet.trainer.distill import DistillConfig, DistillError, distill, fit_student, read_labels
+from bgnet.trainer.distill import DistillConfig, DistillError, distill, fit_student, holdout_split, read_labels
 from bgnet.trainer.labels import U16_SCALE, quantize_probs
 
 
@@ -82,3 +82,43 @@ def test_the_command_writes_a_checkpoint_and_refuses_bad_input_in_one_sentence(t
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "t.pt").exists()
+
+
+def test_grouped_candidates_fit_with_the_ranking_term_and_hold_out_whole_groups(tmp_path, capsys) -> None:
+    # rounds candidates --grouped gives whole groups of four siblings; a fit with --group 4 keeps them whole
+    # (the ranking term compares siblings), and a file that does not hold whole groups is refused.
+    from bgnet.cli.distill import main as distill_main
+    from bgnet.cli.rounds import main as rounds_main
+    from bgnet.core.resources import default_checkpoint
+    from bgnet.nets.fastnet import load_evaluator
+
+    cands = tmp_path / "cands.npz"
+    assert rounds_main(["candidates", str(default_checkpoint()), str(cands), "--positions", "120", "--grouped"]) == 0
+    with np.load(cands) as data:
+        boards = data["boards"]
+    assert len(boards) % 4 == 0 and len(boards) >= 200
+    probs = load_evaluator(default_checkpoint()).probs_of_boards(boards)
+    np.savez(tmp_path / "labels.npz", boards=boards, targets=probs)
+    args = [str(tmp_path / "g.pt"), str(tmp_path / "labels.npz"), "--hidden", "8,4", "--epochs", "2",
+            "--minibatch", "64", "--holdout", "40"]
+    assert distill_main([*args, "--group", "4", "--rank-weight", "1"]) == 0
+    np.savez(tmp_path / "labels.npz", boards=boards[:-1], targets=probs[:-1])
+    capsys.readouterr()
+    assert distill_main([*args, "--group", "4"]) == 2
+    assert "a multiple of the group (4)" in capsys.readouterr().err
+    assert distill_main([*args, "--group", "3"]) == 2  # the minibatch of 64 holds no whole groups of 3
+    assert distill_main([*args, "--rank-weight", "1"]) == 2  # ranking needs siblings
+    cfg = DistillConfig(hidden=(8, 4), epochs=1, minibatch=64, holdout=40, group=4)
+    rows = np.arange(len(boards) - len(boards) % 4)
+    net, held = fit_student(boards[rows], probs[rows], cfg)
+    assert np.isfinite(held)
+
+
+@pytest.mark.parametrize("group", [1, 4])
+def test_the_holdout_is_whole_groups_and_every_row_is_used_once(group: int) -> None:
+    hold, train = holdout_split(400, group, 60, np.random.default_rng(1))
+    assert len(hold) == 40 // group * group and sorted([*hold, *train]) == list(range(400))
+    for rows in (hold, train):
+        starts = rows.reshape(-1, group)
+        assert (starts % group == np.arange(group)).all() and (np.diff(starts, axis=1) == 1).all()
+    assert not np.array_equal(np.sort(hold), np.arange(len(hold)))  # shuffled, not the first rows

@@ -1,5 +1,5 @@
 """``python -m bgnet.trainer.distill OUT.pt LABELS.npz [MORE.npz ...] [--hidden 384,128] [--epochs E] [--lr LR]
-[--minibatch M] [--holdout N] [--seed S] [--threads T]``: fit a fresh, narrower net to search labels
+[--minibatch M] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh, narrower net to search labels
 (``bgnet.trainer.distill``)."""
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--holdout", type=int, default=DistillConfig.holdout, help="labels kept out to measure the fit")
     parser.add_argument("--seed", type=int, default=DistillConfig.seed)
     parser.add_argument("--threads", type=int, default=DistillConfig.threads)
+    parser.add_argument("--group", type=int, default=DistillConfig.group,
+                        help="labels in consecutive groups of this many siblings (rounds candidates --grouped)")
+    parser.add_argument("--rank-weight", type=float, default=DistillConfig.rank_weight,
+                        help="weight of the sibling-ranking term (with --group 2 or more)")
     args = parser.parse_args(argv)
     try:
         try:
@@ -35,7 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError:
             raise BgnetError(f"--hidden {args.hidden!r} is not a list of widths such as 384,128") from None
         cfg = DistillConfig(hidden=hidden, epochs=args.epochs, lr=args.lr, minibatch=args.minibatch,
-                            holdout=args.holdout, seed=args.seed, threads=args.threads)
+                            holdout=args.holdout, seed=args.seed, threads=args.threads, group=args.group,
+                            rank_weight=args.rank_weight)
         held = distill(args.labels, args.out, cfg, log=True)
     except (BgnetError, OSError) as exc:
         print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -11,7 +11,7 @@
     python -m bgnet.trainer.rounds refit RUN OUT.pt --start CKPT --round R [--fit-window W] [--hidden 768,384]
         [--with-labels OTHER/labels_001.npz ...]   # round R's fit again: another start, window, width or more
         # labels, with the run's other settings and round R's fit seed
-    python -m bgnet.trainer.rounds candidates CKPT OUT.npz --positions N [--candidates 4] [--seed 1]
+    python -m bgnet.trainer.rounds candidates CKPT OUT.npz --positions N [--candidates 4] [--seed 1] [--grouped]
         # the positions a round labels, as a file for python -m bgnet.trainer.labels label (bgnet.trainer.distill)
 
 Running the same command again continues after the last finished round (``--rounds`` may be raised to add
@@ -162,7 +162,7 @@ def duel_main(argv: Sequence[str]) -> int:
 
 
 def candidates_main(argv: Sequence[str]) -> int:
-    """``candidates CKPT OUT.npz --positions N [--candidates K] [--seed S]``: positions of CKPT's self-play, each
+    """``candidates CKPT OUT.npz --positions N [--candidates K] [--seed S] [--grouped]``: positions of CKPT's self-play, each
     giving the afterstates of its K best 0-ply plays for a random roll, turned round (the positions a round labels);
     OUT.npz holds them as ``boards``, the input of ``python -m bgnet.trainer.labels label``."""
     ap = Parser(prog=f"{PROG} candidates", description=candidates_main.__doc__)
@@ -171,6 +171,8 @@ def candidates_main(argv: Sequence[str]) -> int:
     ap.add_argument("--positions", type=int, required=True, help="self-play positions (about K candidates each)")
     ap.add_argument("--candidates", type=int, default=4, help="best plays kept a position")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--grouped", action="store_true",
+                    help="whole groups of K siblings, best first (positions with fewer live plays left out)")
     args = ap.parse_args(argv)
     import numpy as np
 
@@ -184,7 +186,8 @@ def candidates_main(argv: Sequence[str]) -> int:
             raise RoundsError("--positions and --candidates must be at least 1")
         fn = with_database(load_evaluator(args.checkpoint)).probs_of_boards
         positions = collect_positions(fn, args.positions, args.seed, batch_games=512)
-        boards = candidate_positions(fn, positions, args.candidates, args.candidates * args.positions, args.seed + 1)
+        boards = candidate_positions(fn, positions, args.candidates, args.candidates * args.positions, args.seed + 1,
+                                     grouped=args.grouped)
         with atomic_write(args.out, parents=True) as fh:
             np.savez(fh, boards=boards)
     except (BgnetError, OSError) as exc:

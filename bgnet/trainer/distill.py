@@ -30,7 +30,7 @@ from bgnet.trainer.labels import dequantize_probs
 if TYPE_CHECKING:  # torch loads inside the fit
     from bgnet.nets.model import BgNet
 
-__all__ = ["DistillConfig", "DistillError", "distill", "fit_student", "read_labels"]
+__all__ = ["DistillConfig", "DistillError", "distill", "fit_student", "holdout_split", "read_labels"]
 
 
 class DistillError(BgnetError):
@@ -52,18 +52,28 @@ class DistillConfig:
     seed: int = 1
     threads: int = 1
     """Torch threads of the fit."""
+    group: int = 1
+    """Labels come in consecutive groups of this many siblings (the candidate plays of one roll:
+    ``rounds candidates --grouped``), shuffled and held out whole."""
+    rank_weight: float = 0.0
+    """Weight of the sibling-ranking term (``bgnet.trainer.learner.sibling_rank_loss``) with groups."""
 
     def __post_init__(self) -> None:
-        if not self.hidden or min(self.hidden) < 1 or self.epochs < 1 or self.minibatch < 1 or self.threads < 1:
-            raise DistillError(f"a student needs positive widths, epochs, minibatch and threads, got {self}")
-        if not self.lr > 0.0 or self.holdout < 0:
-            raise DistillError(f"the learning rate must be positive and the holdout not negative, got {self}")
+        if (not self.hidden or min(self.hidden) < 1 or self.epochs < 1 or self.minibatch < 1 or self.threads < 1
+                or self.group < 1):
+            raise DistillError(f"a student needs positive widths, epochs, minibatch, threads and group, got {self}")
+        if not self.lr > 0.0 or self.holdout < 0 or self.rank_weight < 0.0:
+            raise DistillError(f"the learning rate must be positive, the holdout and rank weight not negative, "
+                               f"got {self}")
+        if self.minibatch % self.group or (self.rank_weight and self.group < 2):
+            raise DistillError(f"the minibatch ({self.minibatch}) must hold whole groups ({self.group}), and a rank "
+                               "weight needs groups of two or more")
 
 
-def read_labels(paths: Sequence[str | os.PathLike[str]]) -> tuple[np.ndarray, np.ndarray]:
+def read_labels(paths: Sequence[str | os.PathLike[str]], group: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(boards (N, 26) int8, chances (N, 5) float32) of label files, in order: each holds ``boards`` and
     ``targets`` (a rounds run), ``probs`` as float (``bgnet.trainer.labels.save_targets``) or as uint16
-    (``quantize_probs``: ``bench/device_labels.py``)."""
+    (``quantize_probs``: ``bench/device_labels.py``); each file holds whole groups of ``group`` siblings."""
     if not paths:
         raise DistillError("distillation needs at least one labels file")
     all_boards, all_targets = [], []
@@ -76,15 +86,23 @@ def read_labels(paths: Sequence[str | os.PathLike[str]]) -> tuple[np.ndarray, np
         except (OSError, KeyError, ValueError) as exc:
             raise DistillError(f"{str(path)!r} is not a labels file with boards and targets or probs "
                                f"({type(exc).__name__})") from None
-        if boards.ndim != 2 or boards.shape[1] != 26 or raw.shape != (len(boards), 5):
+        if boards.ndim != 2 or boards.shape[1] != 26 or raw.shape != (len(boards), 5) or len(boards) % group:
             raise DistillError(f"{str(path)!r} holds boards {boards.shape} and {key} {raw.shape}; labels are "
-                               "(N, 26) boards with (N, 5) chances")
+                               f"(N, 26) boards with (N, 5) chances, N a multiple of the group ({group})")
         chances = dequantize_probs(raw) if raw.dtype == np.uint16 else raw.astype(np.float64)
         if not np.isfinite(chances).all() or chances.min() < 0.0 or chances.max() > 1.0:
             raise DistillError(f"{str(path)!r} has {key} outside [0, 1]")
         all_boards.append(boards.astype(np.int8))
         all_targets.append(chances.astype(np.float32))
     return np.concatenate(all_boards), np.concatenate(all_targets)
+
+
+def holdout_split(n: int, group: int, holdout: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(held-out rows, training rows) of ``n`` rows in consecutive groups of ``group``: whole groups shuffled, the
+    first of them (up to ``holdout`` rows, at most a tenth) held out; every row in one of the two."""
+    perm = (rng.permutation(n // group)[:, None] * group + np.arange(group)).ravel()
+    held = min(holdout, n // 10) // group * group
+    return perm[:held], perm[held:]
 
 
 def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
@@ -97,15 +115,14 @@ def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
     from bgnet.nets.model import BgNet, ModelConfig
     from bgnet.trainer.learner import fit
 
-    n = len(boards)
-    if n < 2 or len(targets) != n:
-        raise DistillError(f"a student needs at least two labels, with one target each (got {n} and {len(targets)})")
+    n, g = len(boards), cfg.group
+    if n < 2 * g or len(targets) != n or n % g:
+        raise DistillError(f"a student needs at least two groups of {g} labels, whole, with one target each (got "
+                           f"{n} boards and {len(targets)} targets)")
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
-    perm = rng.permutation(n)
-    held = min(cfg.holdout, n // 10)
-    hold, train = perm[:held], perm[held:]
+    hold, train = holdout_split(n, g, cfg.holdout, rng)
     net = BgNet(ModelConfig.for_features(cfg.hidden, "relu", 2))
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     steps = cfg.epochs * -(-len(train) // cfg.minibatch)
@@ -116,8 +133,8 @@ def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
     t0 = time.perf_counter()
     for epoch in range(cfg.epochs):
         mse = fit(net, optimizer, boards[train], targets[train], cfg.minibatch, 1, rng, torch.device("cpu"),
-                  scheduler=scheduler)
-        if held:
+                  scheduler=scheduler, group=g, rank_weight=cfg.rank_weight)
+        if len(hold):
             net.eval()
             with torch.no_grad():
                 held_mse = float(((net(x_hold) - y_hold) ** 2).sum(1).mean())
@@ -134,7 +151,7 @@ def distill(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]
     it was made; the held-out squared error."""
     from bgnet.nets.model import save_checkpoint
 
-    boards, targets = read_labels(paths)
+    boards, targets = read_labels(paths, cfg.group)
     net, held_mse = fit_student(boards, targets, cfg, log)
     files = ", ".join(Path(p).name for p in paths)
     save_checkpoint(out, net, distill={**asdict(cfg), "hidden": list(cfg.hidden)}, labels=len(boards),
