@@ -16,6 +16,7 @@ PROG = "python -m bgnet.trainer.distill"
 def main(argv: Sequence[str] | None = None) -> int:
     """Fit and write the student; bad input is one sentence on stderr and exit status 2."""
     from bgnet.trainer.distill import DistillConfig, distill
+    from bgnet.trainer.round_config import parse_widths
 
     parser = Parser(prog=PROG, description="Fit a fresh, narrower net to a release's search labels.")
     parser.add_argument("out", metavar="OUT.pt", help="the checkpoint to write")
@@ -34,11 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="weight of the sibling-ranking term (with --group 2 or more)")
     args = parser.parse_args(argv)
     try:
-        try:
-            hidden = tuple(int(h) for h in args.hidden.split(","))
-        except ValueError:
-            raise BgnetError(f"--hidden {args.hidden!r} is not a list of widths such as 384,128") from None
-        cfg = DistillConfig(hidden=hidden, epochs=args.epochs, lr=args.lr, minibatch=args.minibatch,
+        cfg = DistillConfig(hidden=parse_widths(args.hidden), epochs=args.epochs, lr=args.lr, minibatch=args.minibatch,
                             holdout=args.holdout, seed=args.seed, threads=args.threads, group=args.group,
                             rank_weight=args.rank_weight)
         held = distill(args.labels, args.out, cfg, log=True)
