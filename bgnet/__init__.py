@@ -148,6 +148,7 @@ if TYPE_CHECKING:
     from bgnet.play.agents import AgentPlayError
     from bgnet.trainer.learner import FitError
     from bgnet.trainer.round_config import RoundsError
+    from bgnet.trainer.distill import DistillError
     from bgnet.trainer.td import TDTargetError
     from bgnet.sim.selfplay import SelfPlayStateError
 
@@ -172,7 +173,7 @@ _LAZY = {
     "GameNotOverError": "bgnet.core.errors", "NotAnEvaluatorError": "bgnet.core.errors",
     "ProbsShapeError": "bgnet.core.errors", "FeatureVersionError": "bgnet.features.registry",
     "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
-    "PruningError": "bgnet.nets.pruning",
+    "PruningError": "bgnet.nets.pruning", "DistillError": "bgnet.trainer.distill",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -185,7 +186,7 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "CliError", "EvalUsageError", "CurveError", "ApiError", "ServeConfigError", "RequestError",
                  "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
-                 "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError")
+                 "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "DistillError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [
