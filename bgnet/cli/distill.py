@@ -1,6 +1,6 @@
 """``python -m bgnet.trainer.distill OUT.pt LABELS.npz [MORE.npz ...] [--hidden 384,128] [--epochs E] [--lr LR]
-[--minibatch M] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh, narrower net to search labels
-(``bgnet.trainer.distill``)."""
+[--minibatch M] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh, narrower net
+to search labels (``bgnet.trainer.distill``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out", metavar="OUT.pt", help="the checkpoint to write")
     parser.add_argument("labels", metavar="LABELS.npz", nargs="+",
                         help="label files: boards with targets, or probs (float, or uint16 steps of 1/65535)")
-    parser.add_argument("--hidden", default=",".join(map(str, DistillConfig.hidden)), help="hidden widths, e.g. 384,128")
+    parser.add_argument("--hidden", default=",".join(map(str, DistillConfig.hidden)),
+                        help="hidden widths, e.g. 384,128")
     parser.add_argument("--epochs", type=int, default=DistillConfig.epochs)
     parser.add_argument("--lr", type=float, default=DistillConfig.lr)
     parser.add_argument("--minibatch", type=int, default=DistillConfig.minibatch)

@@ -39,8 +39,8 @@ def build_parser(prog: str = PROG) -> Parser:
     lab.add_argument("--seed", type=int, default=0)
     lab.add_argument("--model", default=None, help="checkpoint (default: the shipped net)")
     lab.add_argument("--prune", action="store_true",
-                     help="n-ply searches value each roll's best replies by the checkpoint's pruning net, as bgnet hint "
-                          "searches (--ply 1 or more, no --trials)")
+                     help="n-ply searches value each roll's best replies by the checkpoint's pruning net, as "
+                          "bgnet hint searches (--ply 1 or more, no --trials)")
     add_backend_arguments(lab, workers_flag=True, help_for={
         "backend": "where the groups of positions run: this process or a Ray cluster (same targets)",
         "ray_address": "Ray cluster to attach to (default: a local Ray instance)",

@@ -162,9 +162,9 @@ def duel_main(argv: Sequence[str]) -> int:
 
 
 def candidates_main(argv: Sequence[str]) -> int:
-    """``candidates CKPT OUT.npz --positions N [--candidates K] [--seed S] [--grouped]``: positions of CKPT's self-play, each
-    giving the afterstates of its K best 0-ply plays for a random roll, turned round (the positions a round labels);
-    OUT.npz holds them as ``boards``, the input of ``python -m bgnet.trainer.labels label``."""
+    """``candidates CKPT OUT.npz --positions N [--candidates K] [--seed S] [--grouped]``: positions of CKPT's
+    self-play, each giving the afterstates of its K best 0-ply plays for a random roll, turned round (the positions
+    a round labels); OUT.npz holds them as ``boards``, the input of ``python -m bgnet.trainer.labels label``."""
     ap = Parser(prog=f"{PROG} candidates", description=candidates_main.__doc__)
     ap.add_argument("checkpoint")
     ap.add_argument("out", metavar="OUT.npz")
