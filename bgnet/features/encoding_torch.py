@@ -40,8 +40,20 @@ def _raw(counts: torch.Tensor) -> torch.Tensor:
 
 _HALF = 12
 """Points of a half board: each half's made points are read as one 12-bit number."""
-_RUNS: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
-"""Per device: ``_run_table()`` and the bit weights of a half board, moved there once."""
+_CONSTANTS: dict[torch.device, dict[str, torch.Tensor]] = {}
+"""Per device: ``_run_table()``, the bit weights of a half board and the inputs' denominators, moved there once."""
+
+
+def _constants(device: torch.device) -> dict[str, torch.Tensor]:
+    """The encoder's constant tensors on ``device``, made on first use there. Denominators are tensors: a division
+    by a Python number may round differently on a GPU."""
+    consts = _CONSTANTS.get(device)
+    if consts is None:
+        made = {"runs": _run_table(), "half_weights": 1 << torch.arange(_HALF),
+                "structure_den": torch.tensor([6, 6, 5, 5, 5, 6, 6], dtype=torch.float32),
+                "pip_den": torch.tensor([100, 100, 50], dtype=torch.float32)}
+        consts = _CONSTANTS[device] = {k: v.to(device) for k, v in made.items()}
+    return consts
 
 
 def _run_table() -> torch.Tensor:
@@ -62,10 +74,8 @@ def _run_table() -> torch.Tensor:
 def _longest_run(made: torch.Tensor) -> torch.Tensor:
     """Longest run of consecutive True along dim 1 of (N, 24): each half board read as a 12-bit number in a table
     of runs (a scan along the rows is slow on a GPU), joined across the middle."""
-    consts = _RUNS.get(made.device)
-    if consts is None:
-        consts = _RUNS[made.device] = (_run_table().to(made.device), (1 << torch.arange(_HALF)).to(made.device))
-    table, weights = consts
+    k = _constants(made.device)
+    table, weights = k["runs"], k["half_weights"]
     low = table.index_select(0, (made[:, :_HALF] * weights).sum(1))
     high = table.index_select(0, (made[:, _HALF:] * weights).sum(1))
     return torch.maximum(torch.maximum(low[:, 0], high[:, 0]), low[:, 1] + high[:, 2])
@@ -92,18 +102,10 @@ def _structure(own: torch.Tensor, other: torch.Tensor, den: torch.Tensor) -> tor
     return torch.stack([home, prime, blots, back, outfield, stripped, blocked], dim=1).float() / den
 
 
-_DENOMINATORS: dict[torch.device, torch.Tensor] = {}
-"""Per device: the structure inputs' denominators (a tensor: a division by a Python number may round
-differently on a GPU)."""
-
-
 def encode_sides(boards: torch.Tensor, sides: torch.Tensor) -> torch.Tensor:
     """Set-1 features (N, 214) of int8 boards (N, 26) whose ``_sides`` are ``sides`` (2N, 25)."""
     n = len(boards)
-    den = _DENOMINATORS.get(boards.device)
-    if den is None:
-        den = _DENOMINATORS[boards.device] = torch.tensor([6, 6, 5, 5, 5, 6, 6, 100, 50], dtype=torch.float32,
-                                                          device=boards.device)
+    k = _constants(boards.device)
     b = boards.to(torch.int16)
     my_back = torch.where(b[:, 1:25] > 0, torch.arange(1, 25, device=b.device), 0).max(dim=1).values
     their_front = torch.where(b[:, 1:25] < 0, torch.arange(1, 25, device=b.device), 25).min(dim=1).values
@@ -111,8 +113,8 @@ def encode_sides(boards: torch.Tensor, sides: torch.Tensor) -> torch.Tensor:
     weights = torch.arange(1, 26, device=b.device, dtype=torch.float32)
     pips = (sides.float() * weights).sum(1)
     raw = _raw(sides)
-    structure = _structure(sides, _swap_halves(sides), den[:7])
-    pip_inputs = torch.stack([pips[:n], pips[n:], pips[n:] - pips[:n]], dim=1) / den[[7, 7, 8]]
+    structure = _structure(sides, _swap_halves(sides), k["structure_den"])
+    pip_inputs = torch.stack([pips[:n], pips[n:], pips[n:] - pips[:n]], dim=1) / k["pip_den"]
     out = torch.cat([raw[:n], raw[n:], race.float().unsqueeze(1), pip_inputs, structure[:n], structure[n:]], dim=1)
     assert out.shape[1] == WIDTH and RAW_PER_SIDE == 98
     return out
