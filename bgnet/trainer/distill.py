@@ -129,10 +129,11 @@ def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(steps, 1))
     x_hold = torch.from_numpy(encode(boards[hold], version=2))
     y_hold = torch.from_numpy(np.ascontiguousarray(targets[hold], np.float32))
+    train_boards, train_targets = boards[train], targets[train]  # gathered once, not every epoch
     held_mse = float("nan")
     t0 = time.perf_counter()
     for epoch in range(cfg.epochs):
-        mse = fit(net, optimizer, boards[train], targets[train], cfg.minibatch, 1, rng, torch.device("cpu"),
+        mse = fit(net, optimizer, train_boards, train_targets, cfg.minibatch, 1, rng, torch.device("cpu"),
                   scheduler=scheduler, group=g, rank_weight=cfg.rank_weight)
         if len(hold):
             net.eval()
