@@ -2,6 +2,7 @@
 
     python bench/device_labels.py OUT_DIR [--seconds 240] [--ply 1] [--device cuda] [--part 400000]
                                   [--model checkpoints/bgnet.pt] [--candidates 4] [--seed 7]
+                                  [--matmul-precision highest|high]
 
 Each part plays self-play positions with the net (``collect_positions``), takes the afterstates of
 each one's ``--candidates`` best 0-ply plays for a random roll (``candidate_positions``, as the
@@ -11,6 +12,8 @@ int8 and ``probs`` (N, 5) as uint16 steps of 1/65535 (``bgnet.trainer.labels.qua
 8e-6, far under the labels' own), compressed so that a part stays under 16 MiB. Parts are seeded
 from ``--seed`` and their number, so the same command makes the same labels; it stops starting
 parts when the next one would not finish in time. A figures line (labels a second) goes to stdout.
+``--matmul-precision high`` searches with TensorFloat-32 matrix products (``bench/labels.py --tf32`` measures
+what that changes in the labels).
 """
 
 from __future__ import annotations
@@ -62,10 +65,12 @@ def bench() -> int:
     ap.add_argument("--model", default=str(ROOT / "checkpoints" / "bgnet.pt"))
     ap.add_argument("--candidates", type=int, default=4)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--matmul-precision", choices=("highest", "high"), default="highest")
     args = ap.parse_args()
     if args.part < 1 or args.candidates < 1 or args.seconds <= 0:
         ap.error("--part and --candidates must be at least 1 and --seconds positive")
     device = resolve_device(args.device)
+    torch.set_float32_matmul_precision(args.matmul_precision)
     model = net_from_checkpoint(read_checkpoint(args.model), args.model).to(device).eval()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -86,7 +91,8 @@ def bench() -> int:
         part += 1
     figures["parts"] = part
     figures["labels_per_s"] = figures["labels"] / max(figures["label_s"], 1e-9)
-    print(json.dumps({"ply": args.ply, "device": str(device), **figures}))
+    print(json.dumps({"ply": args.ply, "device": str(device), "matmul_precision": args.matmul_precision,
+                      **figures}))
     return 0
 
 

@@ -2,19 +2,24 @@
 # The one prepared call for a lent GPU machine (docs/TRAINING.md, "On a GPU"): from the repository root,
 #   bash bench/gpu_run.sh            (everything goes under $OUT, default runs/gpu_run)
 # It uses the machine's python3 (its CUDA build of torch) and runs, each step under its own time limit so that the
-# whole call ends by BUDGET seconds (default 570): the CUDA tests; the move-generation benchmark; self-play with
-# learning, the numba host engine and the device engine in the same run, the device engine as configs/gpu.toml
-# sets it (65,536 games a step, TF32 matrix products) with a profile of where a step's time goes, then (COMPILE=1)
-# with the torch features compiled by torch.compile, and with float32 products; the labelling benchmark (numba on one core against the
-# torch search on the GPU); then, for TRAIN_MINUTES (default 0), training from the released net with
-# configs/gpu.toml; and with the seconds left, 1-ply search labels of the rounds' candidates made on the GPU
-# (bench/device_labels.py, LABEL_PLY=1). The device tool brings back at most 8 files of 16 MiB: the logs and
-# figures go into one logs.tgz (figures.json beside it), the labels into labels_KKK.npz parts.
+# whole call ends by BUDGET seconds (default 570): the move-generation benchmark; self-play with learning, the numba
+# host engine and the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a
+# step, TF32 matrix products) with a profile of where a step's time goes, then (COMPILE=1) with the torch features
+# compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
+# the torch search on the GPU, float32 and TF32); then, for TRAIN_MINUTES (default 0), training from the released
+# net with configs/gpu.toml; and last, side by side, the CUDA tests (at most TEST_SECONDS, default 240) and, with
+# the seconds left, search labels of the rounds' candidates made on the GPU (bench/device_labels.py, LABEL_PLY=1,
+# LABEL_PART candidates a part, LABEL_PRECISION=highest or high for TF32). The tests go last so that they slow no
+# benchmark. The device tool brings back at most 8 files of 16 MiB: the logs and figures go into one logs.tgz
+# (figures.json beside it), the labels into labels_KKK.npz parts.
 set -uo pipefail
 OUT="${OUT:-runs/gpu_run}"
 TRAIN_MINUTES="${TRAIN_MINUTES:-0}"
 BUDGET="${BUDGET:-570}"
 LABEL_PLY="${LABEL_PLY:-1}"
+LABEL_PART="${LABEL_PART:-900000}"
+LABEL_PRECISION="${LABEL_PRECISION:-highest}"
+TEST_SECONDS="${TEST_SECONDS:-240}"
 START=$SECONDS
 WORK="$OUT/work"
 mkdir -p "$WORK"
@@ -40,8 +45,7 @@ log "machine"
     | grep -i -E "^(torch|numba|numpy|pytest|tensorboard|gnubg) ";
   $PY -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"; } \
     > "$WORK/machine.txt" 2>&1
-step 220 pytest_cuda.txt $PY -m pytest -q -m cuda -p no:cacheprovider
-step 30 movegen_torch.json $PY bench/movegen_torch.py --json
+step 45 movegen_torch.json $PY bench/movegen_torch.py --json
 step 45 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
 step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --profile-table "$WORK/profile.txt"
@@ -49,18 +53,23 @@ if [[ "${COMPILE:-0}" == 1 ]]; then  # opt in: torch.compile of the features (on
     step 150 selfplay_device_compiled.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --compile-features
 fi
-step 80 selfplay_device_fp32.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
-    --matmul-precision highest
-step 80 labels.txt $PY bench/labels.py --positions 200 --tops "" --device cuda --device-scale 30
+if [[ "${FP32:-0}" == 1 ]]; then  # opt in: measured in the third run (0.95x the TF32 figure)
+    step 80 selfplay_device_fp32.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+        --matmul-precision highest
+fi
+step 110 labels.txt $PY bench/labels.py --positions 200 --tops "" --device cuda --device-scale 30 --tf32
 if ((TRAIN_MINUTES > 0)); then
     step $((TRAIN_MINUTES * 60)) train.txt $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
         --out "$WORK/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005
 fi
+step "$TEST_SECONDS" pytest_cuda.txt $PY -m pytest -q -m cuda -p no:cacheprovider --durations=10 &
+tests=$!
 room=$(($(left) - 40))
 if ((room >= 60)); then
     step $((room + 10)) device_labels.json $PY bench/device_labels.py "$OUT" --seconds "$room" --ply "$LABEL_PLY" \
-        --part 900000
+        --part "$LABEL_PART" --matmul-precision "$LABEL_PRECISION"
 fi
+wait "$tests"
 log "figures"
 $PY - "$WORK" <<'PY' > "$OUT/figures.json"
 import json, pathlib, sys

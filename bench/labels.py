@@ -10,10 +10,11 @@ With ``--device`` it also times the torch search (``bgnet.play.search_torch.labe
 ``--device`` labels with) on that device next to the numba search on one core, at 1 and 2 plies, in labels a
 second, and prints the largest difference between their chances on the same positions (``--device-scale K``
 times the torch search on K copies of them, to fill a GPU; ``--batch`` sets its positions a chunk; ``--tops ""``
-leaves out the pruned rows).
+leaves out the pruned rows; ``--tf32`` adds the torch rows with TensorFloat-32 matrix products, whose difference
+from the float32 search is what that speed costs).
 
     python bench/labels.py [--model checkpoints/bgnet.pt] [--positions 100] [--tops 6,10] [--seed 5]
-        [--device cpu|cuda [--device-scale K] [--batch N]]
+        [--device cpu|cuda [--device-scale K] [--batch N] [--tf32]]
 """
 
 from __future__ import annotations
@@ -53,25 +54,30 @@ def timed(label: Callable[[np.ndarray], np.ndarray], boards: np.ndarray) -> tupl
 
 
 def device_rows(net: torch.nn.Module, fn: Callable[[np.ndarray], np.ndarray], boards: np.ndarray,
-                device: torch.device, scale: int, batch: int | None) -> None:
+                device: torch.device, scale: int, batch: int | None, tf32: bool = False) -> None:
     """Print labels a second of the numba search (one core) and the torch search on ``device`` at 1 and 2 plies,
-    and the largest difference of their chances on ``boards``."""
+    and the largest difference of their chances on ``boards``; with ``tf32`` also the torch search with
+    TensorFloat-32 products."""
     copies = f", the torch one on {scale} copies of them" if scale > 1 else ""
     print(f"\nnumba search on one core vs torch search on {device} ({len(boards)} positions{copies}; chunks of "
           f"{batch or 'the default number of'} positions)")
-    print(f"{'label':<8} {'numba labels/s':>15} {'torch labels/s':>15} {'speed-up':>9} {'max |diff|':>11}")
+    print(f"{'label':<10} {'numba labels/s':>15} {'torch labels/s':>15} {'speed-up':>9} {'max |diff|':>11}")
     many = np.tile(boards, (scale, 1))
     for ply in (1, 2):
         evaluate_boards(fn, boards[:4], ply)
         t = time.perf_counter()
         want = np.concatenate([evaluate_boards(fn, boards[s:s + BATCH], ply) for s in range(0, len(boards), BATCH)])
         numba_rate = len(boards) / (time.perf_counter() - t)
-        label_boards_torch(net, boards[:4], ply, device, batch)  # warm-up: the device, its kernels
-        t = time.perf_counter()
-        got = label_boards_torch(net, many, ply, device, batch)[:len(boards)]  # ends on the host: the device is done
-        torch_rate = len(many) / (time.perf_counter() - t)
-        print(f"{ply}-ply{'':<3} {numba_rate:>15.1f} {torch_rate:>15.1f} {torch_rate / numba_rate:>8.2f}x "
-              f"{np.abs(got - want).max():>11.2e}")
+        for precision in ("highest", "high") if tf32 else ("highest",):
+            torch.set_float32_matmul_precision(precision)
+            label_boards_torch(net, boards[:4], ply, device, batch)  # warm-up: the device, its kernels
+            t = time.perf_counter()
+            got = label_boards_torch(net, many, ply, device, batch)[:len(boards)]  # ends on the host: device done
+            torch_rate = len(many) / (time.perf_counter() - t)
+            name = f"{ply}-ply" + (" TF32" if precision == "high" else "")
+            print(f"{name:<10} {numba_rate:>15.1f} {torch_rate:>15.1f} {torch_rate / numba_rate:>8.2f}x "
+                  f"{np.abs(got - want).max():>11.2e}")
+        torch.set_float32_matmul_precision("highest")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +94,7 @@ def bench(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="", help="also time the torch search on this device (cpu, cuda)")
     ap.add_argument("--device-scale", type=int, default=1, help="the torch search times this many copies")
     ap.add_argument("--batch", type=int, default=None, help="positions a chunk of the torch search")
+    ap.add_argument("--tf32", action="store_true", help="also time the torch search with TF32 matrix products")
     args = ap.parse_args(argv)
     device = resolve_device(args.device) if args.device else None  # one sentence when this machine lacks it
     torch.set_num_threads(1)
@@ -107,7 +114,7 @@ def bench(argv: list[str] | None = None) -> int:
         print(f"{name:<36} {ms:>14.1f} {np.sqrt(np.mean((eq - full) ** 2)):>15.4f} {np.mean(eq - full):>+10.4f}")
     print(f"{'2-ply (every play)':<36} {full_ms:>14.1f} {0:>15.4f} {0:>+10.4f}")
     if device is not None:
-        device_rows(net, fn, cands, device, args.device_scale, args.batch)
+        device_rows(net, fn, cands, device, args.device_scale, args.batch, args.tf32)
     return 0
 
 
