@@ -2,7 +2,7 @@
 
     python bench/device_labels.py OUT_DIR [--seconds 240] [--ply 1] [--device cuda] [--part 400000]
                                   [--model checkpoints/bgnet.pt] [--candidates 4] [--seed 7]
-                                  [--matmul-precision highest|high]
+                                  [--matmul-precision highest|high] [--files 6]
 
 Each part plays self-play positions with the net (``collect_positions``), takes the afterstates of
 each one's ``--candidates`` best 0-ply plays for a random roll (``candidate_positions``, as the
@@ -12,7 +12,8 @@ int8 and ``probs`` (N, 5) as uint16 steps of 1/65535 (``bgnet.trainer.labels.qua
 8e-6, far under the labels' own), compressed so that a part stays under 16 MiB. Parts are seeded
 from ``--seed`` and their number, so the same command makes the same labels; it stops starting
 parts when the next one would not finish in time. A figures line (labels a second) goes to stdout.
-``--matmul-precision high`` searches with TensorFloat-32 matrix products (``bench/labels.py --tf32`` measures
+At the end the parts are packed into at most ``--files`` files of the same layout (the device tool brings back
+eight files at most; the logs and figures need two). ``--matmul-precision high`` searches with TensorFloat-32 matrix products (``bench/labels.py --tf32`` measures
 what that changes in the labels).
 """
 
@@ -55,6 +56,24 @@ def make_part(model: torch.nn.Module, device: torch.device, n: int, ply: int, k:
     return boards, probs, {"collect_s": t1 - t0, "label_s": t2 - t1}
 
 
+def pack_parts(out: Path, files: int) -> int:
+    """Rewrite ``out``'s labels_KKK.npz parts as at most ``files`` parts of the same rows in the same order;
+    the number of parts now there."""
+    names = sorted(out.glob("labels_[0-9][0-9][0-9].npz"))
+    if len(names) <= files:
+        return len(names)
+    parts = [np.load(name) for name in names]
+    boards = np.concatenate([part["boards"] for part in parts])
+    probs = np.concatenate([part["probs"] for part in parts])
+    for name in names:
+        name.unlink()
+    bounds = np.linspace(0, len(boards), files + 1).astype(np.int64)
+    for k in range(files):
+        with atomic_write(out / f"labels_{k:03d}.npz") as fh:
+            np.savez_compressed(fh, boards=boards[bounds[k]:bounds[k + 1]], probs=probs[bounds[k]:bounds[k + 1]])
+    return files
+
+
 def bench() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", metavar="OUT_DIR")
@@ -66,9 +85,10 @@ def bench() -> int:
     ap.add_argument("--candidates", type=int, default=4)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--matmul-precision", choices=("highest", "high"), default="highest")
+    ap.add_argument("--files", type=int, default=6, help="the most label files left at the end")
     args = ap.parse_args()
-    if args.part < 1 or args.candidates < 1 or args.seconds <= 0:
-        ap.error("--part and --candidates must be at least 1 and --seconds positive")
+    if args.part < 1 or args.candidates < 1 or args.files < 1 or args.seconds <= 0:
+        ap.error("--part, --candidates and --files must be at least 1 and --seconds positive")
     device = resolve_device(args.device)
     torch.set_float32_matmul_precision(args.matmul_precision)
     model = net_from_checkpoint(read_checkpoint(args.model), args.model).to(device).eval()
@@ -90,6 +110,7 @@ def bench() -> int:
         longest = max(longest, time.perf_counter() - t)
         part += 1
     figures["parts"] = part
+    figures["files"] = pack_parts(out, args.files)
     figures["labels_per_s"] = figures["labels"] / max(figures["label_s"], 1e-9)
     print(json.dumps({"ply": args.ply, "device": str(device), "matmul_precision": args.matmul_precision,
                       **figures}))
