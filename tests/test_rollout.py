@@ -452,3 +452,62 @@ def test_fused_pubeval_top_picks_what_pubeval_scores_rank_highest() -> None:
             want = np.sort(np.argsort(-seg, kind="stable")[:keep])
             want = want[seg[want] >= seg.max() - margin] + offsets[i]
             assert idx[new_off[i]:new_off[i + 1]].tolist() == want.tolist()
+
+
+# -- an evaluator that carries a pruning net -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pruned_net():
+    """The shipped net with its shipped pruning net, as ``bgnet rollout`` loads it."""
+    from bgnet.play.agents import DEFAULT_CHECKPOINT, NeuralAgent
+
+    return NeuralAgent(DEFAULT_CHECKPOINT, 0).probs_fn
+
+
+def test_a_pruned_evaluator_plays_the_kept_plays_best_and_records_it(net, pruned_net) -> None:
+    from bgnet.nets.pruning import PrunedEvaluator
+    from bgnet.play.search import MONEY, play_values
+    from bgnet.sim.rollout_play import play
+    from bgnet.core.movegen import generate_plays, swap_sides_batch
+    from bgnet.core import _game_kernels as gk
+
+    assert isinstance(pruned_net, PrunedEvaluator)
+    rng = np.random.default_rng(4)
+    boards = np.repeat(np.array([MIDGAME.board, START.board], np.int8), 20, axis=0)
+    dice = DICE36[rng.integers(0, 36, len(boards))]
+    root = rng.random(len(boards)) < 0.5
+    got = play(pruned_net, boards, dice, root, 0, 0, MONEY, MONEY)
+    after, _s, _n, offsets = generate_plays(boards, dice)
+    cand = swap_sides_batch(after)
+    want = cand[gk.segment_argmax(play_values(pruned_net, cand, offsets, MONEY), offsets)]
+    assert np.array_equal(got, want)
+    assert RolloutSettings().pruned_play  # the default where a pruning net ships
+    assert not rollout(net, MIDGAME, trials=36, truncate=2).settings.pruned_play  # none here: recorded as such
+    assert rollout(pruned_net, MIDGAME, trials=36, truncate=2).settings.pruned_play
+
+
+def test_a_pruned_rollout_gives_the_same_numbers_whatever_the_workers(pruned_net) -> None:
+    base = dict(trials=144, truncate=6, seed=5, bearoff_fn=None, bearoff=False)
+    one = rollout(pruned_net, START, "31", chunk_size=144, **base)
+    two = rollout(pruned_net, START, "31", chunk_size=36, map_fn=thread_map(2), **base)
+    for a, b in zip(one.candidates, two.candidates):
+        assert np.allclose(list(a.probs), list(b.probs), rtol=0, atol=1e-6)
+        assert abs(a.equity_stderr - b.equity_stderr) < 1e-6
+    full = rollout(pruned_net, START, "31", chunk_size=144, pruned_play=False, **base)
+    assert all(a.label == b.label for a, b in zip(one.candidates, full.candidates))
+    assert abs(one.candidates[0].equity - full.candidates[0].equity) < 0.1  # same dice, nearly the same plays
+
+
+def test_the_luck_valued_by_the_pruning_net_leaves_the_plays_and_the_mean(pruned_net) -> None:
+    st = RolloutSettings(trials=216, truncate=8, bearoff=False)
+    cands = [position_candidate(MIDGAME)]
+    by_net = rollout_chunk(pruned_net, cands, 0, 216, st, 2)
+    by_pruning = rollout_chunk(pruned_net, cands, 0, 216, replace(st, luck_net="pruning"), 2)
+    assert np.array_equal(by_net.raw, by_pruning.raw)  # the luck never moves a play
+    assert not np.allclose(by_net.values, by_pruning.values)  # but it is another control variate
+    luck_net = (by_net.raw - by_net.values)[0, :, 0]
+    luck_pruning = (by_pruning.raw - by_pruning.values)[0, :, 0]
+    assert np.corrcoef(luck_net, luck_pruning)[0, 1] > 0.8  # the same luck, nearly
+    with pytest.raises(RolloutError):
+        RolloutSettings(luck_net="pubeval")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from bgnet.app.requests import DEFAULT_ROLLOUT_TRIALS
@@ -48,11 +49,15 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop trials at the bear-off database with its exact chances (default on)")
     parser.add_argument("--prune", type=int, default=0, metavar="N",
                         help="checker play: the net judges only pubeval's best N plays (default 0: every play)")
+    parser.add_argument("--no-prune", dest="prune_net", action="store_false",
+                        help="value every play with the net (slower); by default the released net's pruning net "
+                             "picks the 8 plays of each roll that the net values")
     parser.add_argument("--chunk-size", type=int, default=324, metavar="N",
                         help="most trials per chunk (default 324; the first chunks are smaller, so that Ctrl-C "
                              "soon has trials to show; the figures do not depend on it)")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="threads running chunks of trials (default 1); with --backend ray, Ray tasks in flight")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="threads running chunks of trials (default: one a core; the result is the same for any "
+                             "number); with --backend ray, Ray tasks in flight")
     add_backend_arguments(parser, help_for={
         "backend": "where the chunks of trials run: this machine or a Ray cluster (same result)",
         "ray_address": "Ray cluster to attach to (default: a local Ray instance)"})
@@ -70,6 +75,8 @@ def run_rollout(args: argparse.Namespace) -> int:
     """
     if args.chunk_size < 1:
         raise CliError(f"--chunk-size must be at least 1, got {args.chunk_size}")
+    if args.workers is None:
+        args.workers = 1 if args.backend == "ray" or args.ray_address else max(1, os.cpu_count() or 1)
     if args.workers < 1:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
     from bgnet.app.answers import rollout_request_parts
@@ -81,12 +88,17 @@ def run_rollout(args: argparse.Namespace) -> int:
                              truncate=args.truncate, ply=args.ply, cubeful=args.cubeful, seed=args.seed)
     pos, dice, state = rollout_request_parts(request)
     from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.nets.pruning import DEFAULT_KEEP
     from bgnet.sim.rollout import RolloutSettings, rollout, thread_map
 
     settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
                                quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
                                chunk_size=args.chunk_size)
-    probs_fn = load_numpy_net(checkpoint_path(args.model)).probs_of_boards
+    from bgnet.nets.bearoff import with_database
+    from bgnet.nets.pruning import with_pruning
+
+    path = checkpoint_path(args.model)  # the hint's evaluator: bear-off database, and the pruning net if one ships
+    probs_fn = with_pruning(with_database(load_numpy_net(path)), path, keep=DEFAULT_KEEP if args.prune_net else 0)
     from bgnet.sim.backends import make_backend, single_blas_thread
 
     single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits

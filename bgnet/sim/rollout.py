@@ -36,6 +36,7 @@ from bgnet.core.position import Position
 from bgnet.core.protocols import ProbsFn
 from bgnet.cube.decision import cube_decision
 from bgnet.cube.match import MatchState
+from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.sim.rollout_candidates import play_candidates, position_candidate
 from bgnet.sim.rollout_play import net_probs
 from bgnet.sim.rollout_result import CandidateResult, RolloutResult
@@ -53,7 +54,10 @@ __all__ = ["CandidateResult", "RolloutError", "RolloutResult", "RolloutSettings"
 
 
 def _probs_fn_of(agent_or_probs_fn: Any) -> ProbsFn:
-    """The 0-ply ``boards -> probs`` function of an agent or evaluator, or the callable itself."""
+    """The 0-ply ``boards -> probs`` function of an agent or evaluator, or the callable itself; an evaluator that
+    carries a pruning net stays whole, so that the trials' checker play and luck can use that net."""
+    if isinstance(agent_or_probs_fn, PrunedEvaluator):
+        return agent_or_probs_fn
     for name in ("probs_fn", "probs_of_boards"):
         fn = getattr(agent_or_probs_fn, name, None)
         if callable(fn):
@@ -91,6 +95,8 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
     bo: BearoffFn | None = default_bearoff() if bearoff_fn == "auto" else bearoff_fn  # type: ignore[assignment]
     if bo is None and settings.bearoff:
         settings = replace(settings, bearoff=False)  # no database: say so in the result
+    if not isinstance(probs_fn, PrunedEvaluator):  # no pruning net: every play valued, the luck by the net itself
+        settings = replace(settings, pruned_play=False, luck_net="net")
     d = parse_dice(dice) if dice is not None else None
     st = state or MatchState()
     if d is not None:

@@ -2,9 +2,10 @@
 
 Each ply is one move generation over every live trial and one ``probs_fn`` call over
 every candidate afterstate, then a segment argmax. Play is 0-ply (the net judges
-every play, or with ``prune`` only pubeval's best few, as GNU Backgammon's pruning
-nets do) or 1-ply; trials that share a position (all of them at the first ply)
-choose their play once.
+every play, or with ``prune`` only pubeval's best few; an evaluator that carries a
+pruning net, ``bgnet.nets.pruning.PrunedEvaluator``, values only the plays its
+pruning net keeps, as GNU Backgammon's rollouts do with theirs) or 1-ply; trials
+that share a position (all of them at the first ply) choose their play once.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from bgnet.core import _game_kernels as gk
 from bgnet.core.movegen import generate_plays, swap_sides_batch
 from bgnet.core.probs import flip_probs
 from bgnet.core.protocols import ProbsFn
+from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.nets.pubeval import WIN_SCORE, pubeval_tables
-from bgnet.play.search import DEFAULT_FILTERS, MoveFilter, Utility, evaluate_boards
+from bgnet.play.search import DEFAULT_FILTERS, MoveFilter, RowUtilities, Utility, evaluate_boards, play_values
 from bgnet.sim._rollout_kernels import pubeval_top_kernel
 
 
@@ -52,6 +54,11 @@ def choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover:
     """Index into ``cand`` (afterstates turned round) of each segment's best play for its mover, at 0 or 1 ply."""
     counts = np.diff(offsets)
     row_root = np.repeat(root_mover, counts)
+    if ply == 0 and cand_probs is None and isinstance(probs_fn, PrunedEvaluator):
+        utility: Utility | RowUtilities = util if util == opp_util else RowUtilities(
+            np.where(row_root, util.const, opp_util.const),
+            np.where(row_root[:, None], np.asarray(util.weights, np.float64), np.asarray(opp_util.weights, np.float64)))
+        return gk.segment_argmax(play_values(probs_fn, cand, offsets, utility), offsets)
     if cand_probs is None:
         cand_probs = net_probs(probs_fn, cand)
     values = mover_values(flip_probs(cand_probs), row_root, util, opp_util)

@@ -60,7 +60,8 @@ def _cube_lines(result: RolloutResult) -> list[str]:
 
 def _play_line(s: RolloutSettings) -> str:
     """How the trials chose their plays, scored the truncation and judged the luck."""
-    play = f"Play: {s.ply}-ply cubeless" + (f", pruned to pubeval's best {s.prune}" if s.prune else "")
+    play = f"Play: {s.ply}-ply cubeless" + (f", pruned to pubeval's best {s.prune}" if s.prune else "") + (
+        ", the plays the pruning net keeps valued by the net" if s.pruned_play and s.ply == 0 else "")
     if s.truncate is not None:
         play += f"; a truncated game is scored by the {s.truncate_eval_ply}-ply net"
     if s.luck_vr:
@@ -71,7 +72,8 @@ def _play_line(s: RolloutSettings) -> str:
         play += ("; each roll's luck is judged against the play made" if s.luck_candidates == 0
                  else f"; each roll's luck is judged against {ranked}"
                  + ("" if s.luck_margin is None else f" within {s.luck_margin:g} {unit}")
-                 + (f" (doubles: the best of a search {s.luck_beam} plays wide)" if s.luck_beam else ""))
+                 + (f" (doubles: the best of a search {s.luck_beam} plays wide)" if s.luck_beam else "")
+                 + (", valued by the pruning net" if s.luck_net == "pruning" else ""))
     return play
 
 

@@ -26,6 +26,7 @@ from bgnet.core import _game_kernels as gk
 from bgnet.core.probs import flip_probs
 from bgnet.core.protocols import ProbsFn
 from bgnet.cube.match import MatchState
+from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.play.search import evaluate_boards, utility_for
 from bgnet.sim.rollout_candidates import Candidate
 from bgnet.sim.rollout_cube import CubeTracks
@@ -100,6 +101,9 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
     truncate = settings.truncate
     lines_per = [len(cd.cube_lines) for cd in candidates]
     cube = CubeTracks(candidates, n, state or MatchState()) if any(lines_per) else None
+    pruned = isinstance(probs_fn, PrunedEvaluator)
+    luck_fn = probs_fn.pruning if pruned and settings.luck_net == "pruning" else None  # type: ignore[union-attr]
+    play_fn = probs_fn.inner if pruned and not settings.pruned_play else probs_fn  # type: ignore[union-attr]
 
     def finish(rows: np.ndarray, on_roll_probs: np.ndarray) -> None:
         """Record the chances (for each row's side on roll) of finished rows, turned to the root's side."""
@@ -166,10 +170,10 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
             rows = np.flatnonzero(use)
             free = None
             if len(rows):
-                got, mean, free = roll_values(probs_fn, b[rows], outcome[rows], root_mover[rows],
+                got, mean, free = roll_values(play_fn, b[rows], outcome[rows], root_mover[rows],
                                               settings.luck_candidates, settings.prune, util, opp_util,
                                               math.inf if settings.luck_margin is None else settings.luck_margin,
-                                              settings.luck_ranker, settings.luck_beam)
+                                              settings.luck_ranker, settings.luck_beam, luck_fn)
                 diff = got - mean
                 root_diff = np.where(root_mover[rows, None], diff, diff @ FLIP_LINEAR)
                 luck[live[rows]] += root_diff
@@ -179,9 +183,9 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
                     eps = settings.luck_decided
                     decided[live[rows]] = ((got <= eps) | (got >= 1.0 - eps)).all(axis=1)
             nxt = free if settings.ply == 0 and free is not None else \
-                play(probs_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
+                play(play_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         else:
-            nxt = play(probs_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
+            nxt = play(play_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         boards[live] = nxt
         ply[live] += 1
         root_on_roll[live] = ~root_mover
