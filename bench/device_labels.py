@@ -2,12 +2,13 @@
 
     python bench/device_labels.py OUT_DIR [--seconds 240] [--ply 1] [--device cuda] [--part 400000]
                                   [--model checkpoints/bgnet.pt] [--candidates 4] [--seed 7]
-                                  [--matmul-precision highest|high] [--files 6]
+                                  [--matmul-precision highest|high] [--files 6] [--top K]
 
 Each part plays self-play positions with the net (``collect_positions``), takes the afterstates of
 each one's ``--candidates`` best 0-ply plays for a random roll (``candidate_positions``, as the
 rounds do), labels them with the net's own ``--ply`` search on the device
-(``label_boards_torch``, never pruned) and writes ``OUT_DIR/labels_KKK.npz``: ``boards`` (N, 26)
+(``label_boards_torch``; with ``--top K`` the last level among pubeval's best K plays of each roll, the
+rounds' ``--label-top``, as the release's 2-ply labels were made) and writes ``OUT_DIR/labels_KKK.npz``: ``boards`` (N, 26)
 int8 and ``probs`` (N, 5) as uint16 steps of 1/65535 (``bgnet.trainer.labels.quantize_probs``: an error below
 8e-6, far under the labels' own), compressed so that a part stays under 16 MiB. Parts are seeded
 from ``--seed`` and their number, so the same command makes the same labels; it stops starting
@@ -42,14 +43,14 @@ from bgnet.trainer.round_positions import candidate_positions, collect_positions
 from bgnet.trainer.selfplay import resolve_device  # noqa: E402
 
 def make_part(model: torch.nn.Module, device: torch.device, n: int, ply: int, k: int,
-              seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+              seed: int, top: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
     """(boards, probs, seconds spent collecting and labelling) of one part of about ``n`` candidates."""
     probs_fn = make_probs_fn(model, device, threads=max(1, (os.cpu_count() or 2) - 2), on_device=device.type == "cuda")
     t0 = time.perf_counter()
     positions = collect_positions(probs_fn, max(1, n // k), seed, batch_games=4096)
     boards = candidate_positions(probs_fn, positions, k, n, seed + 1)
     t1 = time.perf_counter()
-    probs = label_boards_torch(model, boards, ply, device)
+    probs = label_boards_torch(model, boards, ply, device, top=top)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     t2 = time.perf_counter()
@@ -86,9 +87,10 @@ def bench() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--matmul-precision", choices=("highest", "high"), default="highest")
     ap.add_argument("--files", type=int, default=6, help="the most label files left at the end")
+    ap.add_argument("--top", type=int, default=0, help="the last level among pubeval's best K plays (0: all)")
     args = ap.parse_args()
-    if args.part < 1 or args.candidates < 1 or args.files < 1 or args.seconds <= 0:
-        ap.error("--part, --candidates and --files must be at least 1 and --seconds positive")
+    if args.part < 1 or args.candidates < 1 or args.files < 1 or args.top < 0 or args.seconds <= 0:
+        ap.error("--part, --candidates and --files must be at least 1, --top 0 or more and --seconds positive")
     device = resolve_device(args.device)
     torch.set_float32_matmul_precision(args.matmul_precision)
     model = net_from_checkpoint(read_checkpoint(args.model), args.model).to(device).eval()
@@ -101,7 +103,8 @@ def bench() -> int:
     while time.perf_counter() - start + 1.2 * longest < args.seconds:
         t = time.perf_counter()
         boards, probs, spent = make_part(model, device, args.part, args.ply, args.candidates,
-                                         int(np.random.SeedSequence([args.seed, part]).generate_state(1)[0]) % 2**31)
+                                         int(np.random.SeedSequence([args.seed, part]).generate_state(1)[0]) % 2**31,
+                                         args.top)
         with atomic_write(out / f"labels_{part:03d}.npz") as fh:
             np.savez_compressed(fh, boards=boards, probs=quantize_probs(probs))
         figures["labels"] += len(boards)
@@ -112,7 +115,8 @@ def bench() -> int:
     figures["parts"] = part
     figures["files"] = pack_parts(out, args.files)
     figures["labels_per_s"] = figures["labels"] / max(figures["label_s"], 1e-9)
-    print(json.dumps({"ply": args.ply, "device": str(device), "matmul_precision": args.matmul_precision,
+    print(json.dumps({"ply": args.ply, "top": args.top, "device": str(device),
+                      "matmul_precision": args.matmul_precision,
                       **figures}))
     return 0
 

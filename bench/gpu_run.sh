@@ -6,10 +6,11 @@
 # host engine and the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a
 # step, TF32 matrix products) with a profile of where a step's time goes, then (COMPILE=1) with the torch features
 # compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
-# the torch search on the GPU, float32 and TF32); then, for TRAIN_MINUTES (default 0), training from the released
+# the torch search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10); then, for TRAIN_MINUTES (default 0), training from the released
 # net with configs/gpu.toml; and last, side by side, the CUDA tests (at most TEST_SECONDS, default 240) and, with
 # the seconds left, search labels of the rounds' candidates made on the GPU (bench/device_labels.py, LABEL_PLY=1,
-# LABEL_PART candidates a part, LABEL_PRECISION=highest or high for TF32). The tests go last so that they slow no
+# LABEL_PART candidates a part, LABEL_PRECISION=highest or high for TF32, LABEL_TOP=10 for the release's kind of
+# 2-ply labels). The tests go last so that they slow no
 # benchmark. The device tool brings back at most 8 files of 16 MiB: the logs and figures go into one logs.tgz
 # (figures.json beside it), the labels into labels_KKK.npz parts.
 set -uo pipefail
@@ -19,6 +20,7 @@ BUDGET="${BUDGET:-570}"
 LABEL_PLY="${LABEL_PLY:-1}"
 LABEL_PART="${LABEL_PART:-900000}"
 LABEL_PRECISION="${LABEL_PRECISION:-highest}"
+LABEL_TOP="${LABEL_TOP:-0}"
 TEST_SECONDS="${TEST_SECONDS:-240}"
 START=$SECONDS
 WORK="$OUT/work"
@@ -57,7 +59,7 @@ if [[ "${FP32:-0}" == 1 ]]; then  # opt in: measured in the third run (0.95x the
     step 80 selfplay_device_fp32.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --matmul-precision highest
 fi
-step 110 labels.txt $PY bench/labels.py --positions 200 --tops "" --device cuda --device-scale 30 --tf32
+step 130 labels.txt $PY bench/labels.py --positions 200 --tops 10 --device cuda --device-scale 30 --tf32
 if ((TRAIN_MINUTES > 0)); then
     step $((TRAIN_MINUTES * 60)) train.txt $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
         --out "$WORK/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005
@@ -67,7 +69,7 @@ tests=$!
 room=$(($(left) - 40))
 if ((room >= 60)); then
     step $((room + 10)) device_labels.json $PY bench/device_labels.py "$OUT" --seconds "$room" --ply "$LABEL_PLY" \
-        --part "$LABEL_PART" --matmul-precision "$LABEL_PRECISION"
+        --part "$LABEL_PART" --matmul-precision "$LABEL_PRECISION" --top "$LABEL_TOP"
 fi
 wait "$tests"
 log "figures"

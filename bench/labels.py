@@ -8,7 +8,8 @@ each one's equity RMS and mean difference from the full 2-ply values of the same
 
 With ``--device`` it also times the torch search (``bgnet.play.search_torch.label_boards_torch``, what the rounds'
 ``--device`` labels with) on that device next to the numba search on one core, at 1 and 2 plies, in labels a
-second, and prints the largest difference between their chances on the same positions (``--device-scale K``
+second (also at 2 plies with each ``--tops`` K, the rounds' ``--label-top``), and prints the largest difference
+between their chances on the same positions (``--device-scale K``
 times the torch search on K copies of them, to fill a GPU; ``--batch`` sets its positions a chunk; ``--tops ""``
 leaves out the pruned rows; ``--tf32`` adds the torch rows with TensorFloat-32 matrix products, whose difference
 from the float32 search is what that speed costs).
@@ -54,28 +55,31 @@ def timed(label: Callable[[np.ndarray], np.ndarray], boards: np.ndarray) -> tupl
 
 
 def device_rows(net: torch.nn.Module, fn: Callable[[np.ndarray], np.ndarray], boards: np.ndarray,
-                device: torch.device, scale: int, batch: int | None, tf32: bool = False) -> None:
-    """Print labels a second of the numba search (one core) and the torch search on ``device`` at 1 and 2 plies,
-    and the largest difference of their chances on ``boards``; with ``tf32`` also the torch search with
-    TensorFloat-32 products."""
+                device: torch.device, scale: int, batch: int | None, tf32: bool = False,
+                tops: tuple[int, ...] = ()) -> None:
+    """Print labels a second of the numba search (one core) and the torch search on ``device`` at 1 and 2 plies
+    (and at 2 plies with the last level among pubeval's best K, for each K of ``tops``), and the largest
+    difference of their chances on ``boards``; with ``tf32`` also the torch search with TensorFloat-32 products."""
     copies = f", the torch one on {scale} copies of them" if scale > 1 else ""
     print(f"\nnumba search on one core vs torch search on {device} ({len(boards)} positions{copies}; chunks of "
           f"{batch or 'the default number of'} positions)")
-    print(f"{'label':<10} {'numba labels/s':>15} {'torch labels/s':>15} {'speed-up':>9} {'max |diff|':>11}")
+    print(f"{'label':<16} {'numba labels/s':>15} {'torch labels/s':>15} {'speed-up':>9} {'max |diff|':>11}")
     many = np.tile(boards, (scale, 1))
-    for ply in (1, 2):
-        evaluate_boards(fn, boards[:4], ply)
+    for ply, top in ((1, 0), (2, 0), *((2, k) for k in tops)):
+        def numba_label(b: np.ndarray) -> np.ndarray:
+            return evaluate_pruned(fn, b, ply, top) if top else evaluate_boards(fn, b, ply)
+        numba_label(boards[:4])
         t = time.perf_counter()
-        want = np.concatenate([evaluate_boards(fn, boards[s:s + BATCH], ply) for s in range(0, len(boards), BATCH)])
+        want = np.concatenate([numba_label(boards[s:s + BATCH]) for s in range(0, len(boards), BATCH)])
         numba_rate = len(boards) / (time.perf_counter() - t)
         for precision in ("highest", "high") if tf32 else ("highest",):
             torch.set_float32_matmul_precision(precision)
-            label_boards_torch(net, boards[:4], ply, device, batch)  # warm-up: the device, its kernels
+            label_boards_torch(net, boards[:4], ply, device, batch, top=top)  # warm-up: the device, its kernels
             t = time.perf_counter()
-            got = label_boards_torch(net, many, ply, device, batch)[:len(boards)]  # ends on the host: device done
+            got = label_boards_torch(net, many, ply, device, batch, top=top)[:len(boards)]  # ends on the host
             torch_rate = len(many) / (time.perf_counter() - t)
-            name = f"{ply}-ply" + (" TF32" if precision == "high" else "")
-            print(f"{name:<10} {numba_rate:>15.1f} {torch_rate:>15.1f} {torch_rate / numba_rate:>8.2f}x "
+            name = f"{ply}-ply" + (f" top {top}" if top else "") + (" TF32" if precision == "high" else "")
+            print(f"{name:<16} {numba_rate:>15.1f} {torch_rate:>15.1f} {torch_rate / numba_rate:>8.2f}x "
                   f"{np.abs(got - want).max():>11.2e}")
         torch.set_float32_matmul_precision("highest")
 
@@ -104,7 +108,8 @@ def bench(argv: list[str] | None = None) -> int:
     cands = candidate_positions(fn, boards, 4, args.positions, args.seed + 1, grouped=True)
     full, full_ms = timed(lambda b: evaluate_boards(fn, b, 2), cands)
     rows = [("1-ply", *timed(lambda b: evaluate_boards(fn, b, 1), cands))]
-    for k in (int(t) for t in args.tops.split(",") if t.strip()):
+    tops = [int(t) for t in args.tops.split(",") if t.strip()]
+    for k in tops:
         def pruned(b: np.ndarray, k: int = k) -> np.ndarray:
             return evaluate_pruned(fn, b, 2, k)
         rows.append((f"2-ply, last level pubeval's best {k}", *timed(pruned, cands)))
@@ -114,7 +119,7 @@ def bench(argv: list[str] | None = None) -> int:
         print(f"{name:<36} {ms:>14.1f} {np.sqrt(np.mean((eq - full) ** 2)):>15.4f} {np.mean(eq - full):>+10.4f}")
     print(f"{'2-ply (every play)':<36} {full_ms:>14.1f} {0:>15.4f} {0:>+10.4f}")
     if device is not None:
-        device_rows(net, fn, cands, device, args.device_scale, args.batch, args.tf32)
+        device_rows(net, fn, cands, device, args.device_scale, args.batch, args.tf32, tuple(tops))
     return 0
 
 

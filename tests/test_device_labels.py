@@ -1,7 +1,7 @@
 """Search labels on a torch device (``bgnet.play.search_torch``) against the numba search they stand for.
 
 ``label_boards_torch`` must give ``bgnet.play.search.evaluate_boards``' values (what the rounds pipeline labels
-with) at 0, 1 and 2 plies within 1e-5, for a single net and for a NetSet with its bear-off database, on
+with) at 0, 1 and 2 plies within 1e-5, and ``bgnet.trainer.labels.evaluate_pruned``'s with a pruned last level, for a single net and for a NetSet with its bear-off database, on
 positions of every kind: contact, races, pure bear-offs, checkers on the bar, finished games, and positions
 where some plays or replies end the game (with gammons and backgammons). The rounds pipeline's ``--device``
 labels through it, and refuses a device this machine lacks in one sentence. Each test runs on the CPU and,
@@ -28,6 +28,11 @@ from bgnet.nets.model import BgNet, ModelConfig, NetSet, load_net, save_checkpoi
 from bgnet.play.search import ROLLS, SearchError, evaluate_boards
 from bgnet.core.game_torch import segment_argmax_torch, terminal_codes_torch
 from bgnet.play.search_torch import label_boards_torch, position_kinds_torch
+from bgnet.nets.pubeval import WIN_SCORE, pubeval_tables
+from bgnet.nets.pubeval_torch import pubeval_scores_torch, pubeval_top_torch
+from bgnet.sim._rollout_kernels import pubeval_row
+from bgnet.sim.rollout_play import pubeval_top
+from bgnet.trainer.labels import evaluate_pruned
 from bgnet.trainer.inference import probs_fn_of
 from bgnet.trainer.round_config import RoundsConfig, RoundsError
 from bgnet.trainer.rounds import run_rounds
@@ -164,6 +169,34 @@ def test_labels_of_the_released_net_are_the_numba_search(game_boards, device):
         assert np.abs(label_boards_torch(net, rows, ply, device) - evaluate_boards(fn, rows, ply)).max() < TOL
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("ply, top, n", [(1, 3, 200), (2, 10, 30), (2, 2, 30)])
+def test_labels_with_a_pruned_last_level_are_evaluate_pruned(game_boards, device, ply, top, n):
+    """``top`` K: the last level's play of each roll among pubeval's best K only, the rounds' ``--label-top``."""
+    net = small_net(13)
+    boards = mixed_positions(game_boards, n, 20 + top)
+    want = evaluate_pruned(probs_fn_of(net), boards, ply, top)
+    got = label_boards_torch(net, boards, ply, device, top=top)
+    assert np.abs(got - want).max() < TOL
+    assert np.abs(got - evaluate_boards(probs_fn_of(net), boards, ply)).max() > 1e-3  # pruning changed values
+    with pytest.raises(SearchError, match="top"):
+        label_boards_torch(net, boards[:2], ply, device, top=-1)
+
+
+def test_pubeval_s_torch_twin_scores_and_ranks_as_the_kernels(game_boards):
+    """Bit-equal scores (so equal ties) and the same best K of every segment, equal scores in generation order."""
+    boards = mixed_positions(game_boards, 400, 21)
+    after, _s, _n, offsets = generate_plays(boards, np.array(ROLLS, np.int8)[np.arange(len(boards)) % 21])
+    tables, extra = pubeval_tables()
+    want = np.array([pubeval_row(row, tables, extra, WIN_SCORE) for row in after])
+    got = pubeval_scores_torch(torch.from_numpy(after)).numpy()
+    assert np.array_equal(got, want) and (want == WIN_SCORE).any()
+    for k in (1, 4, 10):
+        rows, new_offsets = pubeval_top_torch(torch.from_numpy(after), torch.from_numpy(offsets), k)
+        kept, kept_offsets = pubeval_top(after, offsets, k)
+        assert np.array_equal(rows.numpy(), kept) and np.array_equal(new_offsets.numpy(), kept_offsets)
+
+
 def test_chunk_sizes_do_not_change_the_labels(game_boards):
     """Positions searched one, seven or all at a time, forward passes of 33 boards or of all: the same labels, but
     for the float32 rounding of forward passes over other batch sizes (about 1e-8)."""
@@ -208,10 +241,10 @@ def test_the_rounds_refuse_a_missing_gpu_in_one_sentence(init, tmp_path, capsys)
 
 def test_the_rounds_refuse_a_device_for_labels_it_does_not_compute(monkeypatch):
     monkeypatch.setattr(round_config, "resolve_device", lambda name: torch.device("cpu"))
-    for bad in ({"label": "rollout"}, {"label": "ply2", "label_top": 10}):
-        with pytest.raises(RoundsError, match="--device cuda computes the search labels only"):
-            RoundsConfig(device="cuda", **bad).check()
+    with pytest.raises(RoundsError, match="--device cuda computes the search labels only"):
+        RoundsConfig(device="cuda", label="rollout").check()
     RoundsConfig(device="cuda", label="ply2").check()
+    RoundsConfig(device="cuda", label="ply2", label_top=10).check()  # the release's labels: pruned last level
     monkeypatch.undo()
     with pytest.raises(BgnetError, match="not cpu or cuda"):
         RoundsConfig(device="tpu").check()

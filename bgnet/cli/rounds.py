@@ -18,7 +18,7 @@ Running the same command again continues after the last finished round (``--roun
 rounds; the other settings must stay the same, except ``--workers``, ``--fit-window`` and ``--device``); labels of
 a round are saved (``labels_NNN.npz``) before fitting, so an interrupted round does not label twice, and with
 ``--label-chunk N`` they are saved in parts as they are made (long rollout labelling). ``--device cuda`` computes
-the search labels (ply1, ply2) on the GPU. Bad input is one sentence on stderr and exit status 2.
+the search labels (ply1, ply2, with any ``--label-top``) on the GPU. Bad input is one sentence on stderr and exit status 2.
 """
 
 from __future__ import annotations

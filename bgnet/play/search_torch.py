@@ -10,7 +10,9 @@ board with its kind's net, and pure bear-offs from its database, as ``NetSet.pro
 Each level is a few whole-batch ops: every roll of every live position, one
 ``generate_afterstates_torch`` call, the afterstates turned round, the net on all of them, a
 segment argmax per (position, roll), then the next level on the chosen afterstates only (no move
-filter: ``evaluate_boards`` picks every reply at 0 ply). Positions are searched ``batch`` at a time
+filter: ``evaluate_boards`` picks every reply at 0 ply; with ``top`` K the last level values only each roll's K
+plays pubeval ranks highest, as ``bgnet.trainer.labels.evaluate_pruned`` and the rounds' ``--label-top`` do).
+Positions are searched ``batch`` at a time
 and the net runs on ``eval_batch`` rows at a time, so memory stays bounded. Probabilities are
 summed in float64, as the numba search sums them; the net's float32 outputs differ from the numba
 evaluator's by rounding only, so the values agree to about 1e-6 (a near tie between two plays may
@@ -32,6 +34,7 @@ from bgnet.features.kinds import KINDS
 from bgnet.features.registry import feature_set
 from bgnet.nets.bearoff_torch import DeviceBearoff
 from bgnet.nets.model import BgNet, NetSet
+from bgnet.nets.pubeval_torch import pubeval_top_torch
 from bgnet.play.search import MONEY, ROLL_WEIGHTS, ROLLS, SearchError, check_ply
 
 __all__ = ["LeafFn", "default_batch", "evaluate_boards_torch", "label_boards_torch", "leaf_fn",
@@ -135,8 +138,9 @@ def leaf_fn(model: BgNet | NetSet, device: torch.device | str, eval_batch: int |
 
 
 def _search(leaf: LeafFn, boards: torch.Tensor, ply: int, dice: torch.Tensor,
-            weights: torch.Tensor) -> torch.Tensor:
-    """n-ply chances (M, 5) float64 of boards (M, 26) int8 for each side on roll (``evaluate_boards``, money)."""
+            weights: torch.Tensor, top: int = 0) -> torch.Tensor:
+    """n-ply chances (M, 5) float64 of boards (M, 26) int8 for each side on roll (``evaluate_boards``, money; with
+    ``top`` above 0, ``evaluate_pruned``: the last level's plays among pubeval's best ``top`` of each roll)."""
     if ply == 0:
         return leaf(boards).double()
     codes = terminal_codes_torch(boards)
@@ -147,6 +151,9 @@ def _search(leaf: LeafFn, boards: torch.Tensor, ply: int, dice: torch.Tensor,
         return out
     rolled = boards.index_select(0, live).repeat_interleave(len(ROLLS), dim=0)  # board-major, every roll
     after, offsets = generate_afterstates_torch(rolled, dice.repeat(n, 1))
+    if ply == 1 and top > 0:  # the last level: the net judges pubeval's best few plays of each roll only
+        rows, offsets = pubeval_top_torch(after, offsets, top)
+        after = after.index_select(0, rows)
     cand = swap_sides_torch(after)  # the opponent on roll
     cand_probs = leaf(cand).double()  # for the opponent
     mover = flip_probs_torch(cand_probs)
@@ -155,17 +162,20 @@ def _search(leaf: LeafFn, boards: torch.Tensor, ply: int, dice: torch.Tensor,
     if ply == 1:
         per_roll = mover.index_select(0, choice)
     else:
-        per_roll = flip_probs_torch(_search(leaf, cand.index_select(0, choice), ply - 1, dice, weights))
+        per_roll = flip_probs_torch(_search(leaf, cand.index_select(0, choice), ply - 1, dice, weights, top))
     out[live] = (per_roll.view(n, len(ROLLS), 5) * weights.view(1, -1, 1)).sum(1)
     return out
 
 
 @torch.inference_mode()
 def evaluate_boards_torch(leaf: LeafFn, boards: np.ndarray | torch.Tensor, ply: int,
-                          device: torch.device | str = "cpu", batch: int | None = None) -> np.ndarray:
+                          device: torch.device | str = "cpu", batch: int | None = None, top: int = 0) -> np.ndarray:
     """n-ply chances (N, 5) float64 for boards (N, 26), each for its side on roll, with ``leaf`` as the 0-ply
-    evaluator on ``device``: ``batch`` positions at a time (default ``default_batch``)."""
+    evaluator on ``device``: ``batch`` positions at a time (default ``default_batch``); ``top`` above 0 values only
+    pubeval's best ``top`` plays of each roll at the last level (``bgnet.trainer.labels.evaluate_pruned``)."""
     ply = check_ply(ply)
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+        raise SearchError(f"top must be 0 (every play) or a number of plays, got {top!r}")
     device = torch.device(device)
     step = batch if batch is not None else default_batch(ply, device)
     if step < 1:
@@ -178,15 +188,16 @@ def evaluate_boards_torch(leaf: LeafFn, boards: np.ndarray | torch.Tensor, ply: 
     out = np.zeros((len(arr), 5), np.float64)
     for s in range(0, len(arr), step):
         part = torch.from_numpy(arr[s:s + step]).to(device)
-        out[s:s + step] = _search(leaf, part, ply, dice, weights).cpu().numpy()
+        out[s:s + step] = _search(leaf, part, ply, dice, weights, top).cpu().numpy()
     return out
 
 
 def label_boards_torch(model: BgNet | NetSet, boards: np.ndarray | torch.Tensor, ply: int,
                        device: torch.device | str = "cpu", batch: int | None = None,
-                       eval_batch: int | None = None) -> np.ndarray:
+                       eval_batch: int | None = None, top: int = 0) -> np.ndarray:
     """n-ply chances (N, 5) float64 of boards (N, 26) by ``model`` (a BgNet or a NetSet) searched on ``device``:
-    ``bgnet.play.search.evaluate_boards(probs_fn_of(model) or model.probs_of_boards, boards, ply)``, computed
-    ``batch`` positions at a time (default ``default_batch``) with forward passes of ``eval_batch`` boards."""
+    ``bgnet.play.search.evaluate_boards(probs_fn_of(model) or model.probs_of_boards, boards, ply)``, or with
+    ``top`` above 0 ``bgnet.trainer.labels.evaluate_pruned(..., ply, top)``, computed ``batch`` positions at a
+    time (default ``default_batch``) with forward passes of ``eval_batch`` boards."""
     ply = check_ply(ply)
-    return evaluate_boards_torch(leaf_fn(model, device, eval_batch), boards, ply, device, batch)
+    return evaluate_boards_torch(leaf_fn(model, device, eval_batch), boards, ply, device, batch, top)

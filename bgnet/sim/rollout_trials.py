@@ -101,9 +101,11 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
     truncate = settings.truncate
     lines_per = [len(cd.cube_lines) for cd in candidates]
     cube = CubeTracks(candidates, n, state or MatchState()) if any(lines_per) else None
-    pruned = isinstance(probs_fn, PrunedEvaluator)
-    luck_fn = probs_fn.pruning if pruned and settings.luck_net == "pruning" else None  # type: ignore[union-attr]
-    play_fn = probs_fn.inner if pruned and not settings.pruned_play else probs_fn  # type: ignore[union-attr]
+    luck_fn: ProbsFn | None = None
+    play_fn: ProbsFn = probs_fn
+    if isinstance(probs_fn, PrunedEvaluator):  # the pruning net values the luck's plays, and picks the plays
+        luck_fn = probs_fn.pruning if settings.luck_net == "pruning" else None
+        play_fn = probs_fn if settings.pruned_play else probs_fn.inner.probs_of_boards
 
     def finish(rows: np.ndarray, on_roll_probs: np.ndarray) -> None:
         """Record the chances (for each row's side on roll) of finished rows, turned to the root's side."""

@@ -84,7 +84,7 @@ class RoundsConfig:
     """"all": one net for every position; "contact", "crashed" or "race": the positions of that kind
     only, fitted into that kind's net of a NetSet (a copy of the contact net the first time)."""
     device: str = "cpu"
-    """Where the search labels (``label`` ply1 or ply2, ``label_top`` 0) are computed: "cpu", the numba search
+    """Where the search labels (``label`` ply1 or ply2, with any ``label_top``) are computed: "cpu", the numba search
     (``bgnet.play.search.evaluate_boards``), or "cuda" / "cuda:N", its torch twin in large device batches
     (``bgnet.play.search_torch``; the same values to float rounding). The fit and the duel stay on the CPU."""
 
@@ -119,9 +119,8 @@ class RoundsConfig:
         parse_widths(self.hidden)
         if self.device != "cpu":
             resolve_device(self.device)  # one sentence when this machine lacks it
-            if self.label == "rollout" or self.label_top:
-                raise RoundsError(f"--device {self.device} computes the search labels only: --label ply1 or ply2 "
-                                  "with --label-top 0")
+            if self.label == "rollout":
+                raise RoundsError(f"--device {self.device} computes the search labels only: --label ply1 or ply2")
 
 
 @dataclass

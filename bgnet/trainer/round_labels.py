@@ -35,10 +35,9 @@ def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int
         raise RoundsError(f"label {label!r} is not one of {', '.join(LABELS)}")
     check_label_top(label, top)
     if device != "cpu":
-        if label == "rollout" or top or model is None:
-            raise RoundsError(f"--device {device} computes the search labels of a net only: --label ply1 or ply2 "
-                              "with --label-top 0")
-        return label_boards_torch(model, boards, int(label[-1]), resolve_device(device)).astype(np.float32)
+        if label == "rollout" or model is None:
+            raise RoundsError(f"--device {device} computes the search labels of a net only: --label ply1 or ply2")
+        return label_boards_torch(model, boards, int(label[-1]), resolve_device(device), top=top).astype(np.float32)
     backend = LocalBackend(workers) if workers > 1 else None
     if label == "rollout":
         _, probs, _ = teacher.label_positions(probs_fn, boards, trials=trials, seed=seed, backend=backend)
