@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from bgnet.features.encoding import encode
-from bgnet.trainer.learner import fit, outcome_cross_entropy, outcomes, sibling_rank_loss
+from bgnet.trainer.learner import FitError, fit, fit_inputs, outcome_cross_entropy, outcomes, sibling_rank_loss
 from bgnet.nets.model import BgNet, ModelConfig
 
 
@@ -90,3 +90,27 @@ def test_a_fit_by_outcome_cross_entropy_lowers_it():
     assert float(outcome_cross_entropy(net(x).detach(), y)) < 0.1 * before
     with pytest.raises(ValueError, match="not one of"):
         fit(net, opt, boards, targets, 16, 1, np.random.default_rng(0), torch.device("cpu"), loss="hinge")
+
+
+def test_inputs_encoded_once_fit_as_the_boards_do():
+    """``fit_inputs`` made once and given to every epoch's ``fit``: the same weights as encoding each time."""
+    rng_boards = np.random.default_rng(3)
+    boards = _boards(48)
+    boards[:, 24] = rng_boards.integers(0, 3, 48)  # some different boards
+    boards[:, 6] = 7 - boards[:, 24]
+    targets = rng_boards.random((48, 5)).astype(np.float32)
+    nets = []
+    for given in (False, True):
+        torch.manual_seed(1)
+        net = BgNet(ModelConfig.for_features([8], "relu", 2))
+        opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+        rng = np.random.default_rng(2)
+        inputs = fit_inputs(net, boards, torch.device("cpu")) if given else None
+        for _ in range(3):
+            fit(net, opt, boards, targets, 16, 1, rng, torch.device("cpu"), inputs=inputs)
+        nets.append(net)
+    for a, b in zip(nets[0].parameters(), nets[1].parameters()):
+        assert torch.equal(a, b)
+    with pytest.raises(FitError, match="rows of inputs"):
+        fit(nets[0], opt, boards, targets, 16, 1, rng, torch.device("cpu"), inputs=fit_inputs(nets[0], boards[:8],
+                                                                                                torch.device("cpu")))

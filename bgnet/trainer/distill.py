@@ -113,7 +113,7 @@ def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
 
     from bgnet.features.registry import encode
     from bgnet.nets.model import BgNet, ModelConfig
-    from bgnet.trainer.learner import fit
+    from bgnet.trainer.learner import fit, fit_inputs
 
     n, g = len(boards), cfg.group
     if n < 2 * g or len(targets) != n or n % g:
@@ -130,11 +130,12 @@ def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
     x_hold = torch.from_numpy(encode(boards[hold], version=2))
     y_hold = torch.from_numpy(np.ascontiguousarray(targets[hold], np.float32))
     train_boards, train_targets = boards[train], targets[train]  # gathered once, not every epoch
+    train_inputs = fit_inputs(net, train_boards, torch.device("cpu"))  # and encoded once
     held_mse = float("nan")
     t0 = time.perf_counter()
     for epoch in range(cfg.epochs):
         mse = fit(net, optimizer, train_boards, train_targets, cfg.minibatch, 1, rng, torch.device("cpu"),
-                  scheduler=scheduler, group=g, rank_weight=cfg.rank_weight)
+                  scheduler=scheduler, group=g, rank_weight=cfg.rank_weight, inputs=train_inputs)
         if len(hold):
             net.eval()
             with torch.no_grad():

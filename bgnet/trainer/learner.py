@@ -66,10 +66,19 @@ def outcome_cross_entropy(pred: torch.Tensor, target: torch.Tensor, eps: float =
     return (y * (torch.log(y + eps) - torch.log(p + eps))).sum(dim=1).mean()
 
 
+def fit_inputs(net: BgNet, boards: np.ndarray, device: torch.device, encode_on_device: bool = False) -> torch.Tensor:
+    """The net's inputs (N, features) float32 of ``boards`` on ``device`` (encoded there with ``encode_on_device``):
+    what ``fit`` trains on, made once by a caller that fits the same boards epoch after epoch."""
+    if encode_on_device:
+        encode_torch = feature_set(net.config.feature_version).torch_encode_fn()
+        return encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(device))
+    return torch.from_numpy(encode(boards, version=net.config.feature_version)).to(device)
+
+
 def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, targets: np.ndarray,
         minibatch: int, epochs: int, rng: np.random.Generator, device: torch.device,
         encode_on_device: bool = False, scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
-        group: int = 1, rank_weight: float = 0.0, loss: str = "mse") -> float:
+        group: int = 1, rank_weight: float = 0.0, loss: str = "mse", inputs: torch.Tensor | None = None) -> float:
     """Train on positions ``boards`` (N, 26) with targets (N, 5); returns the mean squared error seen.
     ``scheduler``, when given, is stepped after every optimizer step.
 
@@ -79,17 +88,16 @@ def fit(net: BgNet, optimizer: torch.optim.Optimizer, boards: np.ndarray, target
     With ``group`` > 1 the rows come in consecutive groups of that many siblings (the
     candidate plays of one roll), shuffled as whole groups, and the loss adds
     ``rank_weight`` times ``sibling_rank_loss``. ``loss`` "outcomes" minimises ``outcome_cross_entropy``
-    instead of the squared error (the value returned is still the squared error, so fits compare).
+    instead of the squared error (the value returned is still the squared error, so fits compare). ``inputs``,
+    when given, are ``fit_inputs(net, boards, device)`` made once by the caller (the same numbers, not encoded again).
     """
     check_loss(loss)
     n = len(boards)
     if group > 1 and (n % group or minibatch % group):
         raise FitError(f"{n} rows and minibatch {minibatch} must both be multiples of the group size {group}")
-    if encode_on_device:
-        encode_torch = feature_set(net.config.feature_version).torch_encode_fn()
-        x_all = encode_torch(torch.from_numpy(np.ascontiguousarray(boards, np.int8)).to(device))
-    else:
-        x_all = torch.from_numpy(encode(boards, version=net.config.feature_version)).to(device)
+    x_all = fit_inputs(net, boards, device, encode_on_device) if inputs is None else inputs
+    if len(x_all) != n:
+        raise FitError(f"{len(x_all)} rows of inputs for {n} boards")
     y_all = torch.from_numpy(np.ascontiguousarray(targets, np.float32)).to(device)
     net.train()
     total, steps = 0.0, 0

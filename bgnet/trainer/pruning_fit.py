@@ -70,16 +70,17 @@ def fit_pruning_net(boards: np.ndarray, probs: np.ndarray, cfg: PruningFitConfig
     import torch
 
     from bgnet.nets.model import BgNet, ModelConfig
-    from bgnet.trainer.learner import fit
+    from bgnet.trainer.learner import fit, fit_inputs
 
     torch.manual_seed(cfg.seed)
     net = BgNet(ModelConfig.for_features(cfg.hidden, "relu", 1))
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     rng = np.random.default_rng([cfg.seed, 0xF17])
+    inputs = fit_inputs(net, boards, torch.device("cpu"))  # encoded once for every epoch
     for epoch in range(cfg.epochs):
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * 0.5 ** (epoch // max(1, cfg.epochs // 4))
-        mse = fit(net, optimizer, boards, probs, cfg.minibatch, 1, rng, torch.device("cpu"))
+        mse = fit(net, optimizer, boards, probs, cfg.minibatch, 1, rng, torch.device("cpu"), inputs=inputs)
         if log:
             print(f"epoch {epoch + 1}/{cfg.epochs}: squared error {mse:.5f}", file=sys.stderr, flush=True)
     return net

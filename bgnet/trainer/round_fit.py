@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from bgnet.nets.model import BgNet
-from bgnet.trainer.learner import fit
+from bgnet.trainer.learner import fit, fit_inputs
 from bgnet.trainer.round_config import RoundsConfig, parse_widths
 
 
@@ -39,7 +39,8 @@ def fit_copy(net: BgNet, boards: np.ndarray, targets: np.ndarray, cfg: RoundsCon
                  if cfg.schedule == "cosine" else None)
     rng = np.random.default_rng(seed)
     mse = float("nan")
+    inputs = fit_inputs(cand, boards, torch.device("cpu"))  # encoded once for every epoch
     for _ in range(cfg.epochs):
         mse = fit(cand, optimizer, boards, targets, cfg.minibatch, 1, rng, torch.device("cpu"), scheduler=scheduler,
-                  group=cfg.group_size, rank_weight=cfg.rank_weight, loss=cfg.loss)
+                  group=cfg.group_size, rank_weight=cfg.rank_weight, loss=cfg.loss, inputs=inputs)
     return cand, mse
