@@ -261,6 +261,42 @@ def test_ring_targets_equal_td_lambda_returns(device):
     assert 0 < later.sum() < samples.sum() and not (later & ~samples).any()
 
 
+def test_ring_targets_of_a_wrapped_ring_are_those_of_a_whole_one():
+    """A row's target and sample depend only on the rows after it: a ring that has wrapped round (history 100 after
+    250 steps) gives its rows the values a ring holding every step gives the same steps."""
+    rings = {}
+    for history in (100, 300):
+        play = DeviceSelfPlay(24, seed=5, history=history, max_plies=120)
+        for _ in range(250):
+            play.step(hashed_probs)
+        rings[history] = ring_lambda_returns(play.ring, 0.7, since=180)
+    steps = np.arange(150, 250)
+    for wrapped, whole in zip(rings[100], rings[300]):
+        assert torch.equal(wrapped[steps % 100], whole[steps])
+    assert rings[100][1].any()
+
+
+def test_the_td_sweep_launches_a_few_ops_a_row():
+    """The targets' recursion is the only loop over the ring's rows: at most 9 kernels a row (views aside), so that a
+    GPU step's host is not the bottleneck."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Kernels(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if not any(v in str(func) for v in ("select", "view", "unsqueeze", "expand", "slice", "alias")):
+                Kernels.count += 1
+            return func(*args, **(kwargs or {}))
+
+    play = DeviceSelfPlay(16, seed=1, history=150, max_plies=120)
+    for _ in range(150):
+        play.step(hashed_probs)
+    with Kernels():
+        ring_lambda_returns(play.ring, 0.7)
+    assert Kernels.count <= 9 * 150 + 60
+
+
 def test_fitting_the_samples_lowers_their_error():
     net = small_net(1)
     boards = torch.from_numpy(np.tile(START_BOARD, (64, 1)))

@@ -18,10 +18,21 @@ def swap_sides_torch(boards: torch.Tensor) -> torch.Tensor:
     return -boards.flip(1)
 
 
+_FLIP: dict[tuple[torch.device, torch.dtype], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+"""Per device and dtype: the columns' new order, each column's sign and offset (``1 - win``, the rest as they are)."""
+
+
 def flip_probs_torch(probs: torch.Tensor) -> torch.Tensor:
-    """Chances (M, 5) seen by the other side, win and loss swapped (``flip_row``; ``1 - win`` from float64)."""
-    lose = (1.0 - probs[:, 0].double()).to(probs.dtype)
-    return torch.stack([lose, probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]], dim=1)
+    """Chances (M, 5) seen by the other side, win and loss swapped (``flip_row``). Two ops: the columns reordered,
+    then ``offset + sign * column``, whose ``1 - win`` is the correctly rounded difference, the same bits as
+    ``flip_row``'s from float64."""
+    key = (probs.device, probs.dtype)
+    if key not in _FLIP:
+        _FLIP[key] = (torch.tensor([0, 3, 4, 1, 2], device=probs.device),
+                      torch.tensor([-1, 1, 1, 1, 1], dtype=probs.dtype, device=probs.device),
+                      torch.tensor([1, 0, 0, 0, 0], dtype=probs.dtype, device=probs.device))
+    order, sign, offset = _FLIP[key]
+    return torch.addcmul(offset, probs.index_select(1, order), sign)
 
 
 def terminal_codes_torch(boards: torch.Tensor) -> torch.Tensor:
