@@ -13,7 +13,8 @@ reports both speeds: interleaving keeps the machine's load from favouring either
 ``--engine device`` times ``bgnet.trainer.device_selfplay.DeviceTrainer`` instead: self-play,
 TD targets and fits all on the device (the config's feature set must have a torch encoder),
 a fit every ``ceil(train_batch / batch_games)`` steps; on CUDA it also counts the
-synchronisations of a steady step (all in the move generator's ``nonzero`` and masks).
+synchronisations of a steady step (all in the move generator's ``nonzero`` and masks), and on any device the
+torch ops a steady step dispatches, one fit included (the host's share of a GPU step).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
     while int(play.finished) < cfg.batch_games:  # warm-up: until a batch's worth of games has finished
         trainer.step()
     syncs = count_syncs(trainer, cfg.exploration) if dev.type == "cuda" else None
+    ops = count_ops(trainer, cfg.exploration, learning.fit_every)
     busy: float | str | None = None
     if dev.type == "cuda":
         try:  # a profiler that fails must not cost the run its games/s figure
@@ -120,7 +122,7 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
             "device": cfg.device, "batch": cfg.batch_games, "hidden": cfg.hidden,
             "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
             "torch_threads": torch.get_num_threads(), "fit_every": learning.fit_every, "history": play.ring.steps,
-            "loss": float(trainer.loss), "syncs_per_step": syncs, "gpu_busy": busy,
+            "loss": float(trainer.loss), "syncs_per_step": syncs, "ops_per_step": ops, "gpu_busy": busy,
             "matmul_precision": cfg.matmul_precision}
 
 
@@ -150,6 +152,27 @@ def count_syncs(trainer: DeviceTrainer, exploration: float, steps: int = 8) -> f
     finally:
         torch.cuda.set_sync_debug_mode("default")
     return sum("synchroniz" in str(w.message) for w in caught) / steps
+
+
+def count_ops(trainer: DeviceTrainer, exploration: float, steps: int) -> float:
+    """Torch ops dispatched a step, views aside, over ``steps`` steady steps (one fit's worth): what the host launches
+    one by one, the same count on any device."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    views = ("select", "view", "unsqueeze", "expand", "slice", "alias", "detach")
+
+    class Ops(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if not any(v in str(func) for v in views):
+                Ops.count += 1
+            return func(*args, **(kwargs or {}))
+
+    with Ops():
+        for _ in range(steps):
+            trainer.step(exploration)
+    return Ops.count / steps
 
 
 def gpu_busy(trainer: DeviceTrainer, exploration: float, steps: int = 8, table: str | None = None) -> float:
@@ -253,6 +276,7 @@ def bench() -> int:
         for r in runs:
             engine = f", device engine (a fit every {r['fit_every']} steps)" if r.get("engine") == "device" else ""
             syncs = "" if r.get("syncs_per_step") is None else f", {r['syncs_per_step']:.1f} syncs per step"
+            syncs += "" if r.get("ops_per_step") is None else f", {r['ops_per_step']:.0f} ops per step"
             rate = f"{r['games_per_s']:.1f}" if engine else f"{r['games_per_s']:.0f}"
             print(f"{r['device']}: {rate} games/s with learning ({r['plies_per_s']:.0f} plies/s), "
                   f"batch {r['batch']}, hidden {r['hidden']}, {r['seconds']} s{engine}{syncs}")
