@@ -48,7 +48,7 @@ log "machine"
   $PY -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"; } \
     > "$WORK/machine.txt" 2>&1
 step 45 movegen_torch.json $PY bench/movegen_torch.py --json
-step 45 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
+step 75 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
 step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --profile-table "$WORK/profile.txt"
 if [[ "${COMPILE:-0}" == 1 ]]; then  # opt in: torch.compile of the features (on a 2-core CPU it did not finish in 10 min)
