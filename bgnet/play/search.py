@@ -390,9 +390,9 @@ def rank_moves(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | st
         probs[alive] = flip_probs(_evaluate_boards(ev, cand[alive], level, opp, util))
         depth[alive] = level
     values = util.of(probs)
-    order = sorted(range(len(moves)), key=lambda i: (-depth[i], -values[i]))
-    return [RankedMove(moves[i], Probs(*(float(v) for v in probs[i])), float(values[i]), int(depth[i]))
-            for i in order]
+    order = np.lexsort((-values, -depth))  # deeper first, then by value; a stable sort: ties keep the move order
+    rows, vals, plies = probs.tolist(), values.tolist(), depth.tolist()  # Python floats in one pass each
+    return [RankedMove(moves[i], Probs(*rows[i]), vals[i], plies[i]) for i in order.tolist()]
 
 
 def best_move(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | str, ply: int = 0,
