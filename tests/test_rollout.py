@@ -482,6 +482,16 @@ def test_a_pruned_evaluator_plays_the_kept_plays_best_and_records_it(net, pruned
     cand = swap_sides_batch(after)
     want = cand[gk.segment_argmax(play_values(pruned_net, cand, offsets, MONEY), offsets)]
     assert np.array_equal(got, want)
+    # at a match score each side maximises its own utility: the root side's rows by one, the other's by the other
+    from bgnet.cube.match import MatchState
+    from bgnet.play.search import RowUtilities, utility_for
+
+    state = MatchState(match_length=7, score_me=2, score_opp=5)
+    util, opp = utility_for(state), utility_for(state.swap_sides())
+    assert util != opp
+    got = play(pruned_net, boards, dice, root, 0, 0, util, opp)
+    per_row = RowUtilities.per_segment([util if r else opp for r in root], offsets)
+    assert np.array_equal(got, cand[gk.segment_argmax(play_values(pruned_net, cand, offsets, per_row), offsets)])
     assert RolloutSettings().pruned_play  # the default where a pruning net ships
     assert not rollout(net, MIDGAME, trials=36, truncate=2).settings.pruned_play  # none here: recorded as such
     assert rollout(pruned_net, MIDGAME, trials=36, truncate=2).settings.pruned_play
