@@ -81,24 +81,19 @@ def run_rollout(args: argparse.Namespace) -> int:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
     from bgnet.app.answers import rollout_request_parts
     from bgnet.app.requests import RolloutRequest
-    from bgnet.play.agents import checkpoint_path
+    from bgnet.play.agents import NeuralAgent, checkpoint_path
 
     request = RolloutRequest(position=args.position, dice=args.dice, match=args.match, rules=cube_rule_choices(args),
                              plays=None if args.plays is None else tuple(args.plays), trials=args.trials,
                              truncate=args.truncate, ply=args.ply, cubeful=args.cubeful, seed=args.seed)
     pos, dice, state = rollout_request_parts(request)
-    from bgnet.nets.fastnet import load_numpy_net
-    from bgnet.nets.pruning import DEFAULT_KEEP
     from bgnet.sim.rollout import RolloutSettings, rollout, thread_map
 
     settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
                                quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
                                chunk_size=args.chunk_size)
-    from bgnet.nets.bearoff import with_database
-    from bgnet.nets.pruning import with_pruning
-
-    path = checkpoint_path(args.model)  # the hint's evaluator: bear-off database, and the pruning net if one ships
-    probs_fn = with_pruning(with_database(load_numpy_net(path)), path, keep=DEFAULT_KEEP if args.prune_net else 0)
+    # the hint's evaluator: bear-off database, and the pruning net if one ships (and --no-prune is not given)
+    probs_fn = NeuralAgent(checkpoint_path(args.model), 0, prune=args.prune_net).evaluator
     from bgnet.sim.backends import make_backend, single_blas_thread
 
     single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["flip_probs_torch", "segment_argmax_torch", "segment_ids", "swap_sides_torch", "terminal_codes_torch",
-           "terminal_probs_torch"]
+__all__ = ["flip_probs_torch", "race_torch", "segment_argmax_torch", "segment_ids", "swap_sides_torch",
+           "terminal_codes_torch", "terminal_probs_torch"]
 
 
 def swap_sides_torch(boards: torch.Tensor) -> torch.Tensor:
     """Boards (M, 26) turned round, so that the other side of each is on roll."""
     return -boards.flip(1)
+
+
+def race_torch(boards: torch.Tensor) -> torch.Tensor:
+    """(M,) bool: contact is over on each board (M, 26), ``bgnet.core.race``'s rule: my rearmost checker (my bar
+    included; 0 when none) is ahead of his rearmost (his bar included; 25 when none), in my numbering."""
+    point = torch.arange(26, device=boards.device)
+    return torch.where(boards > 0, point, 0).amax(1) < torch.where(boards < 0, point, 25).amin(1)
 
 
 _FLIP: dict[tuple[torch.device, torch.dtype], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}

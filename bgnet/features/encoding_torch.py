@@ -3,7 +3,8 @@
 On a GPU this moves 26 bytes per position to the device instead of 214 floats,
 and takes the encoding off the host's cores, which a large self-play batch
 would otherwise saturate. It must give exactly the features of the numba
-kernels (tested on the CPU); its race flag is the twin of ``bgnet.core.race``'s rule.
+kernels (tested on the CPU); its race flag is ``bgnet.core.game_torch.race_torch``, the twin of
+``bgnet.core.race``'s rule.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from bgnet.core.game_torch import race_torch
 from bgnet.features.v1 import RAW_PER_SIDE, WIDTH
 
 
@@ -106,11 +108,8 @@ def encode_sides(boards: torch.Tensor, sides: torch.Tensor) -> torch.Tensor:
     """Set-1 features (N, 214) of int8 boards (N, 26) whose ``_sides`` are ``sides`` (2N, 25)."""
     n = len(boards)
     k = _constants(boards.device)
-    b = boards.to(torch.int16)
-    my_back = torch.where(b[:, 1:25] > 0, torch.arange(1, 25, device=b.device), 0).max(dim=1).values
-    their_front = torch.where(b[:, 1:25] < 0, torch.arange(1, 25, device=b.device), 25).min(dim=1).values
-    race = (b[:, 25] == 0) & (b[:, 0] == 0) & (their_front > my_back)
-    weights = torch.arange(1, 26, device=b.device, dtype=torch.float32)
+    race = race_torch(boards)
+    weights = torch.arange(1, 26, device=boards.device, dtype=torch.float32)
     pips = (sides.float() * weights).sum(1)
     raw = _raw(sides)
     structure = _structure(sides, _swap_halves(sides), k["structure_den"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from bgnet.core.game_torch import race_torch
 from bgnet.nets.pubeval import WIN_SCORE, pubeval_tables
 
 __all__ = ["pubeval_scores_torch", "pubeval_top_torch"]
@@ -35,10 +36,8 @@ def pubeval_scores_torch(after: torch.Tensor) -> torch.Tensor:
     weights where contact is over (decided per row), ``WIN_SCORE`` where the mover has borne off all 15."""
     b = after.to(torch.int64)
     tables, extra = _tables(b.device)
-    point = torch.arange(26, device=b.device)
     in_play = b.clamp(min=0).sum(1)
-    race = torch.where(b > 0, point, 0).amax(1) < torch.where(b < 0, point, 25).amin(1)
-    vector = torch.where(race, 0, 1)  # index 0: the race weights, 1: the contact ones
+    vector = torch.where(race_torch(b), 0, 1)  # index 0: the race weights, 1: the contact ones
     base = vector * _POINTS + 15
     score = torch.zeros(len(b), dtype=torch.float64, device=b.device)
     for block in range(24):  # the numba kernel's order of additions: the same bits

@@ -27,8 +27,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from bgnet.core.game_torch import (flip_probs_torch, segment_argmax_torch, swap_sides_torch, terminal_codes_torch,
-                                   terminal_probs_torch)
+from bgnet.core.game_torch import (flip_probs_torch, race_torch, segment_argmax_torch, swap_sides_torch,
+                                   terminal_codes_torch, terminal_probs_torch)
 from bgnet.core.movegen_torch import generate_afterstates_torch
 from bgnet.features.kinds import KINDS
 from bgnet.features.registry import feature_set
@@ -61,9 +61,7 @@ def default_batch(ply: int, device: torch.device) -> int:
 def position_kinds_torch(boards: torch.Tensor) -> torch.Tensor:
     """The twin of ``bgnet.features.kinds.position_kinds``: (M,) int64, 0 contact, 1 crashed, 2 race."""
     b = boards.to(torch.int16)
-    point = torch.arange(26, device=b.device)
-    # Contact is over when my rearmost checker (0: none) is ahead of his (25: none), in my numbering.
-    race = torch.where(b > 0, point, 0).amax(1) < torch.where(b < 0, point, 25).amin(1)
+    race = race_torch(b)
     mine, theirs = b.clamp(min=0), (-b).clamp(min=0)
     # Checkers out of the play: borne off, or on their owner's 1- and 2-points (his are my 24 and 23).
     dead_mine = 15 - mine[:, 1:26].sum(1) + mine[:, 1] + mine[:, 2]

@@ -55,9 +55,8 @@ def choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover:
     counts = np.diff(offsets)
     row_root = np.repeat(root_mover, counts)
     if ply == 0 and cand_probs is None and isinstance(probs_fn, PrunedEvaluator):
-        utility: Utility | RowUtilities = util if util == opp_util else RowUtilities(
-            np.where(row_root, util.const, opp_util.const),
-            np.where(row_root[:, None], np.asarray(util.weights, np.float64), np.asarray(opp_util.weights, np.float64)))
+        utility: Utility | RowUtilities = util if util == opp_util else RowUtilities.per_segment(
+            [util if root else opp_util for root in root_mover], offsets)
         return gk.segment_argmax(play_values(probs_fn, cand, offsets, utility), offsets)
     if cand_probs is None:
         cand_probs = net_probs(probs_fn, cand)
