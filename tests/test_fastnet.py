@@ -109,10 +109,13 @@ def test_a_cache_file_of_an_older_layout_is_rewritten(tmp_path, monkeypatch):
 
 def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
     """``probs_of_boards`` (the fused kernel) against numpy's dense products, for each activation, feature
-    version and depth; a board's chances do not depend on the other boards of its batch."""
+    version and depth; a board's chances do not depend on the other boards of its batch (more boards than
+    the kernel's block)."""
     import bgnet.nets.fastnet as fastnet
+    from bgnet.nets._net_kernels import BLOCK
 
     b = boards()
+    assert len(b) > BLOCK  # a batch of more than one block
     rng = np.random.default_rng(2)
     for act, version, sizes in (("relu", 2, (246, 32, 16, 5)), ("tanh", 1, (214, 40, 5)),
                                 ("sigmoid", 2, (246, 24, 16, 5)), ("relu", 1, (214, 5))):
@@ -123,7 +126,10 @@ def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
         assert fastnet._FUSED_CHECKED[(version, act)] is True
         assert got.dtype == np.float32 and got.shape == (len(b), 5)
         assert np.abs(got - net.dense_probs_of_boards(b)).max() < 1e-5, act
-        assert np.array_equal(net.probs_of_boards(b[7:9]), got[7:9])  # the same bits in a batch of two
+        assert np.array_equal(net.probs_of_boards(b[7:9]), got[7:9])  # the same bits in a batch of two,
+        alone = np.concatenate([net.probs_of_boards(b[i:i + 1]) for i in range(len(b))])
+        assert np.array_equal(alone, got)  # alone, and in another block of the kernel
+        assert np.array_equal(net.probs_of_boards(b[::-1])[::-1], got)
         assert net.probs_of_boards(b[:0]).shape == (0, 5)
 
 

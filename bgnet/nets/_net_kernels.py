@@ -3,9 +3,11 @@
 ``net_probs`` encodes each board with its feature set's row kernel (``bgnet.features.registry``) and
 multiplies only the non-zero inputs and, after a ReLU, the non-zero hidden units, so
 most of each matrix product is skipped (about 1.8x faster than numpy's dense products
-on the 256-128 net). Each board is valued on its own, so a board's chances do not
-depend on which other boards share its batch (numpy's blocked products do), which
-makes caching a board's chances exact.
+on the 256-128 net). Boards go through the layers in blocks, so that a weight row
+one board loads serves its neighbours from the cache, but each board's sums are its
+own, in the same order whatever else the block holds: a board's chances do not depend
+on which other boards share its batch (numpy's blocked products do), which makes
+caching a board's chances exact.
 
 It is compiled with another module's numba functions (the row kernels) linked in, whose
 later edits numba's on-disk cache does not notice here: ``bgnet.nets.fastnet`` checks the
@@ -30,37 +32,42 @@ def _sigmoid(x):  # type: ignore[no-untyped-def]
     return np.float32(1.0 / (1.0 + np.exp(-min(max(np.float64(x), -60.0), 60.0))))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _sparse_layer(x, n_in, w, b, out, idx, positive):  # type: ignore[no-untyped-def]
-    """``out = b + x[:n_in] @ w`` over the non-zero inputs only (``positive``: the inputs are ReLU outputs).
+BLOCK = 32
+"""Boards valued together: each loads a weight row that its neighbours (usually sibling plays, which share most
+non-zero inputs and hidden units) have just brought into the cache. Each board's sums are the same operations in
+the same order whatever the block holds, so its chances are bit for bit those it has alone."""
 
-    The non-zero inputs are gathered first, then added eight rows of ``w`` at a time,
-    so that ``out`` is read and written once per eight inputs.
-    """
+
+@njit(cache=True, nogil=True, inline="always")
+def _active(x, n_in, idx, positive):  # type: ignore[no-untyped-def]
+    """The indices of ``x[:n_in]``'s non-zero entries (``positive``: of its entries > 0) into ``idx``; their count."""
     n = 0
     for f in range(n_in):
         idx[n] = f
         n += (x[f] > 0.0) if positive else (x[f] != 0.0)
-    h = w.shape[1]
-    for j in range(h):
-        out[j] = b[j]
-    t = 0
-    while t + 8 <= n:
-        f0, f1, f2, f3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
-        f4, f5, f6, f7 = idx[t + 4], idx[t + 5], idx[t + 6], idx[t + 7]
-        v0, v1, v2, v3, v4, v5, v6, v7 = x[f0], x[f1], x[f2], x[f3], x[f4], x[f5], x[f6], x[f7]
-        r0, r1, r2, r3, r4, r5, r6, r7 = w[f0], w[f1], w[f2], w[f3], w[f4], w[f5], w[f6], w[f7]
-        for j in range(h):
-            out[j] += (v0 * r0[j] + v1 * r1[j] + v2 * r2[j] + v3 * r3[j]) + (
-                v4 * r4[j] + v5 * r5[j] + v6 * r6[j] + v7 * r7[j])
-        t += 8
-    while t < n:
-        f0 = idx[t]
-        v0 = x[f0]
-        r0 = w[f0]
-        for j in range(h):
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_rows8(x, idx, t, w, out):  # type: ignore[no-untyped-def]
+    """``out += x[f] * w[f]`` for the eight inputs ``f = idx[t:t+8]``: ``out`` read and written once for the eight."""
+    f0, f1, f2, f3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+    f4, f5, f6, f7 = idx[t + 4], idx[t + 5], idx[t + 6], idx[t + 7]
+    v0, v1, v2, v3, v4, v5, v6, v7 = x[f0], x[f1], x[f2], x[f3], x[f4], x[f5], x[f6], x[f7]
+    r0, r1, r2, r3, r4, r5, r6, r7 = w[f0], w[f1], w[f2], w[f3], w[f4], w[f5], w[f6], w[f7]
+    for j in range(w.shape[1]):
+        out[j] += (v0 * r0[j] + v1 * r1[j] + v2 * r2[j] + v3 * r3[j]) + (
+            v4 * r4[j] + v5 * r5[j] + v6 * r6[j] + v7 * r7[j])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_rows(x, idx, t, n, w, out):  # type: ignore[no-untyped-def]
+    """``out += x[f] * w[f]`` for the inputs ``f = idx[t:n]``, one row at a time (the last fewer than eight)."""
+    for k in range(t, n):
+        v0 = x[idx[k]]
+        r0 = w[idx[k]]
+        for j in range(w.shape[1]):
             out[j] += v0 * r0[j]
-        t += 1
 
 
 @njit(cache=True, nogil=True)
@@ -68,38 +75,56 @@ def net_probs(boards, version, weights, biases, act, out):  # type: ignore[no-un
     """Five chances (N, 5) float32 into ``out`` for boards (N, 26): ``NumpyNet``'s forward pass fused with the encoding.
 
     ``weights`` is a tuple of every layer's (inputs, outputs) float32 matrix, ``biases``
-    of their biases; ``act`` the hidden activation (``ACT_RELU`` ...).
+    of their biases; ``act`` the hidden activation (``ACT_RELU`` ...). Each layer is
+    ``b + x @ w`` over the non-zero inputs only (after a ReLU, the positive ones), added
+    eight rows of ``w`` at a time; ``BLOCK`` boards go through each layer side by side.
     """
     n_layers = len(weights)
     width = 512  # room for any encoding's row, whatever the first layer's width
     for li in range(n_layers):
         width = max(width, weights[li].shape[0], weights[li].shape[1])
-    x = np.zeros(width, np.float32)
-    y = np.zeros(width, np.float32)
-    idx = np.empty(width, np.int64)
+    block = max(1, min(BLOCK, boards.shape[0]))
+    bufs = np.empty((2, block, width), np.float32)  # each board's layer input and output, swapped layer by layer
+    idx = np.empty((block, width), np.int32)
+    count = np.zeros(block, np.int64)
     scratch = np.empty(SCRATCH_SHAPE, np.int64)
     n_feat = weights[0].shape[0]
-    feats = x[:n_feat]
-    for i in range(boards.shape[0]):
-        encode_row(version, boards[i], feats, scratch)
-        cur = x
-        nxt = y
+    for i0 in range(0, boards.shape[0], block):
+        m = min(block, boards.shape[0] - i0)
+        for p in range(m):
+            encode_row(version, boards[i0 + p], bufs[0, p, :n_feat], scratch)
         n_in = n_feat
         for li in range(n_layers):
             w = weights[li]
-            _sparse_layer(cur, n_in, w, biases[li], nxt, idx, li > 0 and act == ACT_RELU)
+            src, dst = li % 2, 1 - li % 2
+            groups = 0
+            for p in range(m):
+                count[p] = _active(bufs[src, p], n_in, idx[p], li > 0 and act == ACT_RELU)
+                groups = max(groups, count[p] // 8)
+                bufs[dst, p, :w.shape[1]] = biases[li]
+            for g in range(groups):  # the boards' g-th eight rows one after the other, while they are in cache
+                for p in range(m):
+                    if 8 * g + 8 <= count[p]:
+                        _add_rows8(bufs[src, p], idx[p], 8 * g, w, bufs[dst, p])
+            for p in range(m):
+                _add_rows(bufs[src, p], idx[p], count[p] - count[p] % 8, count[p], w, bufs[dst, p])
             n_in = w.shape[1]
             if li < n_layers - 1 and act != ACT_RELU:  # a ReLU is applied by skipping the units <= 0
-                for j in range(n_in):
-                    nxt[j] = np.float32(np.tanh(nxt[j])) if act == ACT_TANH else _sigmoid(nxt[j])
-            cur, nxt = nxt, cur
-        f0 = _sigmoid(cur[0])
-        f1 = _sigmoid(cur[1])
-        f2 = _sigmoid(cur[2])
-        f3 = _sigmoid(cur[3])
-        f4 = _sigmoid(cur[4])
-        out[i, 0] = f0
-        out[i, 1] = f0 * f1
-        out[i, 2] = f0 * f1 * f2
-        out[i, 3] = (np.float32(1.0) - f0) * f3
-        out[i, 4] = (np.float32(1.0) - f0) * f3 * f4
+                for p in range(m):
+                    for j in range(n_in):
+                        v = bufs[dst, p, j]
+                        bufs[dst, p, j] = np.float32(np.tanh(v)) if act == ACT_TANH else _sigmoid(v)
+        last = n_layers % 2
+        for p in range(m):
+            o = bufs[last, p]
+            f0 = _sigmoid(o[0])
+            f1 = _sigmoid(o[1])
+            f2 = _sigmoid(o[2])
+            f3 = _sigmoid(o[3])
+            f4 = _sigmoid(o[4])
+            i = i0 + p
+            out[i, 0] = f0
+            out[i, 1] = f0 * f1
+            out[i, 2] = f0 * f1 * f2
+            out[i, 3] = (np.float32(1.0) - f0) * f3
+            out[i, 4] = (np.float32(1.0) - f0) * f3 * f4
