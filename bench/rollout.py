@@ -6,8 +6,9 @@
 
 Sections:
 
-* ``gnubg``: rollout games per second of ``bgnet.sim.rollout`` (the shipped net, 0-ply, one thread) and of the
-  ``gnubg`` package's ``rollout`` command (its own nets, 0-ply, ``set threads 1``) on the same position,
+* ``gnubg``: rollout games per second of ``bgnet.sim.rollout`` (the shipped net, 0-ply, one thread; pruned: its
+  pruning net keeps each roll's 8 plays the net values, as ``bgnet rollout`` plays) and of the ``gnubg`` package's
+  ``rollout`` command (its own nets, 0-ply, ``set threads 1``; pruned: its pruning nets) on the same position,
   trials, truncation and dice settings, without and with variance reduction (gnubg's lookahead, ours by luck);
 * ``full``: wall time of a full (untruncated) 1,296-trial 0-ply cubeless rollout of the opening position
   (X to roll), chunks on two threads, with and without luck variance reduction;
@@ -118,10 +119,11 @@ class Gnubg:
 # -- ours ---------------------------------------------------------------------------------------
 
 
-def _net():
-    from bgnet.play.agents import load_agent
+def _net(prune: bool = True):
+    """The release's evaluator as ``bgnet rollout`` loads it: with its pruning net (``prune``), or valuing every play."""
+    from bgnet.play.agents import NeuralAgent, checkpoint_path
 
-    return load_agent("default", ply=0).probs_fn
+    return NeuralAgent(checkpoint_path("default"), 0, prune=prune).evaluator
 
 
 def ours(probs_fn, position_id: str, trials: int, truncate: int | None, vr: bool, seed: int, workers: int = 1,
@@ -153,20 +155,21 @@ def _row(name: str, r: dict[str, object]) -> str:
 
 
 def section_gnubg(trials: int, truncate: int, seed: int) -> dict[str, object]:
-    net = _net()
+    nets = {True: _net(True), False: _net(False)}
     for vr in (False, True):  # warm-up: compiled kernels, weights in cache
-        ours(net, OPENING, 36, truncate, vr, seed, prune=8)
+        for net in nets.values():
+            ours(net, OPENING, 36, truncate, vr, seed)
     g = Gnubg()
     out: dict[str, object] = {"trials": trials, "truncate": truncate}
     for vr in (False, True):
         for prune in (True, False):
-            a = ours(net, OPENING, trials, truncate, vr, seed, prune=8 if prune else 0)
+            a = ours(nets[prune], OPENING, trials, truncate, vr, seed)
             b = g.rollout(OPENING, OPENING_MATCH_ID, trials, truncate, vr, seed, prune=prune)
             key = ("vr" if vr else "plain") + ("_pruned" if prune else "_full")
             out[key] = {"bgnet": a, "gnubg": b, "ratio": (a["games"] / a["seconds"]) / (b["games"] / b["seconds"])}
             print(f"[gnubg] {trials} trials, truncated at {truncate} plies, 0-ply, one thread, "
                   f"{'with' if vr else 'without'} variance reduction, "
-                  f"{'pruned (bgnet: pubeval top 8; gnubg: its pruning nets)' if prune else 'no pruning'}:")
+                  f"{'pruned (bgnet: its pruning net keeps 8 plays; gnubg: its pruning nets)' if prune else 'no pruning'}:")
             print(_row("bgnet (its net)", a))
             print(_row("gnubg package (its nets)", b))
             print(f"  ratio bgnet / gnubg: {out[key]['ratio']:.2f}x")
