@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import warnings
 import sys
 import time
@@ -38,20 +37,23 @@ from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
 from bgnet.sim.device_selfplay import DeviceSelfPlay  # noqa: E402
 from bgnet.sim.selfplay import SelfPlay  # noqa: E402
 from bgnet.trainer.config import ConfigError, TrainConfig, build_config  # noqa: E402
-from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer  # noqa: E402
+from bgnet.trainer.device_run import device_learning  # noqa: E402
+from bgnet.trainer.device_selfplay import DeviceTrainer  # noqa: E402
 from bgnet.trainer.inference import TorchEvaluator  # noqa: E402
 from bgnet.trainer.selfplay import resolve_device, trajectories_to_samples, use_torch_encoder  # noqa: E402
 from bgnet.trainer.training_run import seed_torch  # noqa: E402
 
 
 def _setup(config_path: str, device: str, batch: int | None,
-           precision: str | None = None) -> tuple[TrainConfig, torch.device]:
+           precision: str | None = None, cuda_graphs: bool = False) -> tuple[TrainConfig, torch.device]:
     """The config with the bench's overrides, torch seeded and threaded as it says, and its device (checked)."""
     overrides: dict[str, object] = {"device": device}
     if batch:
         overrides["batch_games"] = batch
     if precision:
         overrides["matmul_precision"] = precision
+    if cuda_graphs:
+        overrides["cuda_graphs"] = True
     cfg = build_config(config_path, overrides)
     seed_torch(cfg)
     return cfg, resolve_device(cfg.device)
@@ -89,14 +91,13 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
 
 
 def measure_device(config_path: str, device: str, seconds: float, batch: int | None, history: int | None,
-                   profile_table: str | None = None, precision: str | None = None) -> dict:
+                   profile_table: str | None = None, precision: str | None = None, cuda_graphs: bool = False) -> dict:
     """Games/s with learning of the device engine: ``DeviceTrainer`` steps (self-play, TD targets, fits) on ``device``."""
-    cfg, dev = _setup(config_path, device, batch, precision)
+    cfg, dev = _setup(config_path, device, batch, precision, cuda_graphs)
     if not use_torch_encoder("torch", dev, cfg.feature_version):
         raise ConfigError(f"feature version {cfg.feature_version} has no torch encoder: the device engine needs one")
     net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
-    learning = DeviceLearning(lam=cfg.lam, lr=cfg.lr, minibatch=cfg.minibatch, epochs=cfg.epochs,
-                              fit_every=math.ceil(cfg.train_batch / cfg.batch_games))
+    learning = device_learning(cfg)
     trainer = DeviceTrainer(net, DeviceSelfPlay(cfg.batch_games, seed=cfg.seed, device=dev, history=history),
                             learning, seed=cfg.seed)
     play = trainer.play
@@ -123,7 +124,7 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
             "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
             "torch_threads": torch.get_num_threads(), "fit_every": learning.fit_every, "history": play.ring.steps,
             "loss": float(trainer.loss), "syncs_per_step": syncs, "ops_per_step": ops, "gpu_busy": busy,
-            "matmul_precision": cfg.matmul_precision}
+            "matmul_precision": cfg.matmul_precision, "cuda_graphs": cfg.cuda_graphs}
 
 
 def compile_torch_features() -> None:
@@ -248,6 +249,8 @@ def bench() -> int:
                     help="device engine on CUDA: write the profiled steps' ops by GPU and host time to FILE")
     ap.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default=None,
                     help="device engine: override the config's float32 matrix-product precision")
+    ap.add_argument("--cuda-graphs", action="store_true",
+                    help="device engine: the fits' TD sweep replayed from a CUDA graph (config cuda_graphs)")
     ap.add_argument("--compile-features", action="store_true",
                     help="device engine: the torch features compiled by torch.compile (fused kernels; the warm-up "
                          "includes the compilation)")
@@ -260,7 +263,7 @@ def bench() -> int:
     def run(config: str, name: str) -> dict:
         if args.engine == "device":
             return measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table,
-                                  args.matmul_precision)
+                                  args.matmul_precision, args.cuda_graphs)
         return measure(config, name, args.seconds, args.batch)
 
     if device is None or device.type == "cpu":

@@ -135,3 +135,14 @@ def test_ctrl_c_ends_a_device_run_with_a_checkpoint(tmp_path, monkeypatch, capsy
     ckpt = read_checkpoint(tmp_path / "run" / "last.pt")
     assert 0 <= ckpt["games"] < 240 and ckpt["device_trainer"]["learned_to"] == 16  # one fit interval: 256/16 steps
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_the_config_s_learning_settings_reach_the_device_trainer():
+    from bgnet.trainer.config import build_config
+    from bgnet.trainer.device_run import device_learning
+
+    cfg = build_config("configs/gpu.toml", {"cuda_graphs": True, "device": "cpu"})
+    learning = device_learning(cfg)
+    assert learning.cuda_graphs and learning.minibatch == cfg.minibatch and learning.lam == cfg.lam
+    assert learning.fit_every == cfg.train_batch // cfg.batch_games  # 262,144 positions a fit: every 4 steps
+    assert not device_learning(build_config("configs/gpu.toml", {"device": "cpu"})).cuda_graphs

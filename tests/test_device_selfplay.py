@@ -24,7 +24,7 @@ from bgnet.sim.device_selfplay import DeviceSelfPlay, net_probs, roll_dice_torch
 from bgnet.sim.selfplay import START_BOARD, SelfPlay, SelfPlayStateError, roll_dice
 from bgnet.sim.trajectory_ring import END_ABANDONED, END_BEAROFF
 from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer, fit_samples
-from bgnet.trainer.device_td import ring_lambda_returns
+from bgnet.trainer.device_td import GraphedRingReturns, _returns, ring_lambda_returns
 from bgnet.trainer.td import lambda_returns, result_probs
 
 DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, pytest.mark.skipif(
@@ -274,6 +274,47 @@ def test_ring_targets_of_a_wrapped_ring_are_those_of_a_whole_one():
     for wrapped, whole in zip(rings[100], rings[300]):
         assert torch.equal(wrapped[steps % 100], whole[steps])
     assert rings[100][1].any()
+
+
+def test_the_sweep_takes_its_first_step_and_since_as_device_scalars():
+    """What a CUDA graph of the sweep replays: the first step and ``since`` as 0-dim tensors give the bits of the
+    Python ints, on a ring that has wrapped round."""
+    play = DeviceSelfPlay(24, seed=5, history=100, max_plies=120)
+    for _ in range(250):
+        play.step(hashed_probs)
+    want = ring_lambda_returns(play.ring, 0.7, since=180)
+    got = _returns(play.ring, 0.7, torch.tensor(150), torch.tensor(180), 100)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1]) and want[1].any()
+    graphed = GraphedRingReturns(0.7)  # on a CPU: the eager sweep
+    assert all(torch.equal(a, b) for a, b in zip(graphed(play.ring, 180), want))
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_the_graphed_sweep_gives_the_eager_targets_fit_after_fit():
+    play = DeviceSelfPlay(64, seed=3, device="cuda", history=40, max_plies=120)
+    graphed = GraphedRingReturns(0.7)
+    checked = 0
+    for step in range(1, 161):
+        play.step(hashed_probs)
+        if step % 10 == 0:
+            since = max(0, step - 25)
+            want = ring_lambda_returns(play.ring, 0.7, since)
+            got = graphed(play.ring, since)
+            assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+            checked += step >= 40  # replays of the captured graph (the ring full)
+    assert checked >= 12 and graphed._graph is not None
+
+    def trained(graphs: bool) -> BgNet:
+        net = small_net(2).to("cuda")
+        trainer = DeviceTrainer(net, DeviceSelfPlay(32, seed=1, device="cuda", history=30),
+                                DeviceLearning(fit_every=5, minibatch=64, cuda_graphs=graphs), seed=2)
+        for _ in range(90):
+            trainer.step(0.05)
+        return net
+
+    for a, b in zip(trained(True).parameters(), trained(False).parameters()):
+        assert torch.equal(a, b)
 
 
 def test_the_td_sweep_launches_a_few_ops_a_row():

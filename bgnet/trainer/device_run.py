@@ -40,7 +40,7 @@ def device_learning(cfg: TrainConfig) -> DeviceLearning:
     """The config's learning settings for ``DeviceTrainer``: a fit every ``train_batch / batch_games`` steps (about
     ``train_batch`` positions), ``epochs`` passes over them in minibatches of ``minibatch``."""
     return DeviceLearning(lam=cfg.lam, lr=cfg.lr, minibatch=cfg.minibatch, epochs=cfg.epochs,
-                          fit_every=math.ceil(cfg.train_batch / cfg.batch_games))
+                          fit_every=math.ceil(cfg.train_batch / cfg.batch_games), cuda_graphs=cfg.cuda_graphs)
 
 
 def device_trainer(cfg: TrainConfig, net: BgNet, device: torch.device) -> DeviceTrainer:

@@ -20,7 +20,7 @@ from bgnet.features.registry import feature_set
 from bgnet.nets.model import BgNet, placement
 from bgnet.trainer.config import ConfigError
 from bgnet.sim.device_selfplay import DeviceSelfPlay
-from bgnet.trainer.device_td import ring_lambda_returns
+from bgnet.trainer.device_td import GraphedRingReturns, ring_lambda_returns
 
 __all__ = ["DeviceLearning", "DeviceTrainer", "device_adam", "fit_samples"]
 
@@ -37,6 +37,8 @@ class DeviceLearning:
     """Steps (plies of every game) between fits."""
     epochs: int = 1
     """Minibatches per fit: about this many passes over the positions played since the last fit."""
+    cuda_graphs: bool = False
+    """On a CUDA device, the TD sweep of a full ring replayed from a CUDA graph (``GraphedRingReturns``)."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.lam <= 1.0:
@@ -103,6 +105,7 @@ class DeviceTrainer:
         """Step from which ended games have not been learnt yet."""
         self.loss = torch.full((), math.nan, device=play.device)
         """The last fit's mean squared error (a device tensor)."""
+        self._graphed_returns = GraphedRingReturns(learning.lam) if learning.cuda_graphs else None
 
     def step(self, exploration: float = 0.0) -> None:
         """One ply of every game, and a fit when ``fit_every`` steps have passed since the last."""
@@ -113,7 +116,10 @@ class DeviceTrainer:
     def learn(self) -> torch.Tensor:
         """Fit on the games that ended since the last fit; returns the fit's mean squared error (a device tensor)."""
         ring = self.play.ring
-        targets, samples = ring_lambda_returns(ring, self.learning.lam, self.learned_to)
+        if self._graphed_returns is not None:
+            targets, samples = self._graphed_returns(ring, self.learned_to)
+        else:
+            targets, samples = ring_lambda_returns(ring, self.learning.lam, self.learned_to)
         self.learned_to = self.play.steps
         self.loss = fit_samples(self.net, self.optimizer, ring.boards.view(-1, 26), targets.view(-1, 5),
                                 samples.view(-1), self.learning.minibatch, self.learning.batches(self.play.n_games),
