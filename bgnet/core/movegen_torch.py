@@ -18,7 +18,7 @@ Design (one code path for the CPU and CUDA, no Python loop over games or plays):
   six die values are windows of each board, picked per pair. Only the loop over the
   (at most four) levels is in Python, and Python reads no tensor's value (``nonzero``
   still waits for its count on a GPU: rows are selected by index lists made once per
-  selection, at most 15 a call, never by boolean masks, which wait once per tensor indexed).
+  selection, at most 10 a call, never by boolean masks, which wait once per tensor indexed).
 * Rows are merged when they agree on (game, dice used, board): their futures are
   the same, so each level stays as small as the number of distinct boards (a
   double would otherwise grow to 15**4 orderings per game).
@@ -153,11 +153,13 @@ def _legal_steps(b: torch.Tensor, dv: torch.Tensor) -> tuple[torch.Tensor, torch
     open_points = torch.cat([torch.zeros_like(src[:, :6]), b[:, 1:25] >= -1], dim=1)
     consts = _constants(dev)
     bear_off = consts["exact"] | ((pts == top).unsqueeze(1) & consts["larger"])
-    lands = open_points.unfold(1, 25, 1).flip(1) | (home.unsqueeze(2) & bear_off)
-    r, o = (dv > 0).nonzero(as_tuple=True)
-    pair = r * 6 + dv[r, o] - 1
-    k, p = (src.index_select(0, r) & lands.reshape(-1, 25).index_select(0, pair)).nonzero(as_tuple=True)
-    return r.index_select(0, k), o.index_select(0, k), p + 1
+    lands = open_points.unfold(1, 25, 1).flip(1) | (home.unsqueeze(2) & bear_off)  # (M, 6, 25): die values 1..6
+    # Row r's option o is pair 2r + o. A pair with no die left (0) picks an all-False plane, so one nonzero over
+    # every pair (one wait for its count on a GPU) gives the legal steps, in (row, option, point) order.
+    planes = torch.cat([torch.zeros_like(lands[:, :1]), lands], dim=1).reshape(-1, 25)  # (M * 7, 25): die 0..6
+    rows = torch.arange(dv.numel(), device=dev) // 2
+    k, p = (src.index_select(0, rows) & planes.index_select(0, rows * 7 + dv.reshape(-1))).nonzero(as_tuple=True)
+    return k // 2, k % 2, p + 1
 
 
 def _play(b: torch.Tensor, keys: torch.Tensor, rows: torch.Tensor, src: torch.Tensor,
@@ -221,7 +223,7 @@ def generate_afterstates_torch(boards: torch.Tensor | np.ndarray, dice: torch.Te
     depth = torch.zeros(n_games, dtype=torch.int64, device=dev)  # most steps any play of the game makes
     for k in range(4):
         game, used = keys[0] // _GAME, (keys[0] // _USED) % 4
-        if k >= 2:  # only doubles play a third and fourth step
+        if k == 2:  # only doubles play a third and fourth step (the third level's rows are all doubles' already)
             keep = _rows_of(double.index_select(0, game))
             b, keys = b.index_select(0, keep), keys.index_select(1, keep)
             game, used = game.index_select(0, keep), used.index_select(0, keep)

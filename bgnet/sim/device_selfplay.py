@@ -9,7 +9,7 @@ each game's best play by segment argmax (the first of equal ones, with optional 
 exploration), writes the ring's row and restarts finished games: the choices of
 ``bgnet.sim.selfplay.SelfPlay`` given the same dice and evaluator (its play order differs, so
 exact ties may go to another play). Python reads no tensor's value in a step; the move
-generator's ``nonzero`` still waits for its counts on a GPU (at most 15 times a step).
+generator's ``nonzero`` still waits for its counts on a GPU (at most 10 times a step).
 """
 
 from __future__ import annotations
