@@ -182,7 +182,7 @@ def test_the_page_opens_on_the_starting_position(server: str, browser: Any) -> N
     browser.get(server + "/")
     start = Position.start()
     wait(browser, lambda d: d.find_element(By.ID, "board").get_attribute("data-position-id") == start.position_id())
-    assert svg_board(browser) == list(start.board)
+    wait(browser, lambda d: svg_board(d) == list(start.board))  # read again if the cube hint redraws it meanwhile
     wait(browser, lambda d: "position=" in d.current_url)
     assert urllib.parse.parse_qs(urllib.parse.urlparse(browser.current_url).query)["position"] == [start.position_id()]
 
@@ -219,13 +219,14 @@ def test_board_flips_and_numbers_from_either_side(server: str, browser: Any) -> 
     def labels() -> list[str]:
         return [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#board text.point-label")]
 
-    assert x_of(1) > x_of(12)  # home board on the right
-    assert labels()[0] == "1"
+    # Read through ``wait``: the board may be drawn again (a hint arriving) between finding an element and reading it.
+    wait(browser, lambda d: x_of(1) > x_of(12))  # home board on the right
+    wait(browser, lambda d: labels()[:1] == ["1"])
     browser.find_element(By.ID, "flip-button").click()
-    assert x_of(1) < x_of(12)
+    wait(browser, lambda d: x_of(1) < x_of(12))
     browser.find_element(By.ID, "numbers-button").click()
-    assert labels()[0] == "24"
-    assert svg_board(browser) == list(Position.start().board)  # the checkers stay on their points
+    wait(browser, lambda d: labels()[:1] == ["24"])
+    wait(browser, lambda d: svg_board(d) == list(Position.start().board))  # the checkers stay on their points
 
 
 def click_play(browser: Any, steps: tuple[tuple[int, int], ...]) -> None:
