@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from bgnet.core.game_torch import race_torch
+from bgnet.core.game_torch import race_torch, segment_ids
 from bgnet.nets.pubeval import WIN_SCORE, pubeval_tables
 
 __all__ = ["pubeval_scores_torch", "pubeval_top_torch"]
@@ -50,7 +50,7 @@ def pubeval_top_torch(after: torch.Tensor, offsets: torch.Tensor, keep: int) -> 
     """``(rows, new_offsets)``: the indices (ascending) of each segment's ``keep`` plays that pubeval scores highest,
     equal scores in their order in ``after`` (as the numba kernel keeps them), and the offsets of those segments."""
     counts = offsets[1:] - offsets[:-1]
-    segment = torch.repeat_interleave(torch.arange(len(counts), device=after.device), counts)
+    segment = segment_ids(offsets, len(after))  # no wait for a size on a GPU, as repeat_interleave would
     by_score = torch.sort(pubeval_scores_torch(after), descending=True, stable=True).indices
     order = by_score[torch.sort(segment[by_score], stable=True).indices]  # each segment's rows, best first
     rank = torch.arange(len(order), device=after.device) - offsets[:-1][segment[order]]
