@@ -13,7 +13,7 @@ Sections:
 * ``full``: wall time of a full (untruncated) 1,296-trial 0-ply cubeless rollout of the opening position
   (X to roll), chunks on two threads, with and without luck variance reduction;
 * ``vr``: standard error and time (wall and CPU) of the same 1,296-trial rollout without luck VR and with
-  four luck variants, interleaved and repeated, one thread;
+  five luck variants, interleaved and repeated, one thread;
 * ``cubeful``: the cube played inside the trials against the cubeless rollout (time, cube decisions, the cube
   lines' standard errors with luck VR);
 * ``agree``: ``bgnet.sim.rollout`` driven by GNU Backgammon's evaluator (``GnubgAgent(0).probs_fn``, gnubg-nn)
@@ -194,7 +194,8 @@ def section_vr(seed: int, trials: int = 1296, repeats: int = 3) -> dict[str, obj
 
     net = _net()
     ours(net, OPENING, 36, 2, True, seed)
-    variants = {"luck, the ranker's top 1, doubles by beam (default)": {},
+    variants = {"luck, the ranker's top 1, doubles by beam, valued by the student (default)": {},
+                "the same, valued by the release itself": {"luck_net": "net"},
                 "the same, every double's play generated": {"luck_beam": 0},
                 "luck, the ranker's top 2": {"luck_candidates": 2},
                 "luck, pubeval's top 2 (before)": {"luck_ranker": "pubeval", "luck_candidates": 2, "luck_beam": 0},

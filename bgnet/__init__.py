@@ -140,6 +140,7 @@ if TYPE_CHECKING:
     from bgnet.nets.model import CheckpointError
     from bgnet.nets.ranker import RankerError
     from bgnet.nets.pruning import PruningError
+    from bgnet.nets.companion import CompanionError
     from bgnet.sim.rollout_settings import RolloutError
     from bgnet.nets.pubeval import PubevalInputError
     from bgnet.play.search import SearchError
@@ -173,7 +174,7 @@ _LAZY = {
     "GameNotOverError": "bgnet.core.errors", "NotAnEvaluatorError": "bgnet.core.errors",
     "ProbsShapeError": "bgnet.core.errors", "FeatureVersionError": "bgnet.features.registry",
     "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
-    "PruningError": "bgnet.nets.pruning", "DistillError": "bgnet.trainer.distill",
+    "PruningError": "bgnet.nets.pruning", "CompanionError": "bgnet.nets.companion", "DistillError": "bgnet.trainer.distill",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -186,7 +187,8 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "CliError", "EvalUsageError", "CurveError", "ApiError", "ServeConfigError", "RequestError",
                  "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
-                 "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "DistillError")
+                 "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "CompanionError",
+                 "DistillError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [

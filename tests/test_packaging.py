@@ -42,6 +42,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(ROOT / "checkpoints" / "bgnet.pt", src / "checkpoints" / "bgnet.pt")
     shutil.copy(ROOT / "checkpoints" / "bgnet.npz", src / "checkpoints" / "bgnet.npz")
     shutil.copy(ROOT / "checkpoints" / "pruning.npz", src / "checkpoints" / "pruning.npz")
+    shutil.copy(ROOT / "checkpoints" / "student.npz", src / "checkpoints" / "student.npz")
     shutil.copytree(ROOT / "configs", src / "configs")
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                         "-w", str(out), str(src)], capture_output=True, text=True, timeout=300)
@@ -53,7 +54,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_holds_the_net_and_no_top_level_train_or_eval(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "bgnet/data/bgnet.pt" in names and "bgnet/data/bgnet.npz" in names and "bgnet/py.typed" in names
-    assert "bgnet/data/pruning.npz" in names
+    assert "bgnet/data/pruning.npz" in names and "bgnet/data/student.npz" in names
     configs = {n for n in names if n.startswith("bgnet/data/configs/")}
     assert configs == {"bgnet/data/configs/" + p.relative_to(ROOT / "configs").as_posix()
                        for p in (ROOT / "configs").rglob("*.toml")}
@@ -109,6 +110,11 @@ def test_hint_from_a_wheel_in_a_fresh_venv(installed: Installed) -> None:
     data = json.loads(hint.stdout)
     assert data["position_id"] == "4HPwATDgc/ABMA" and data["legal_plays"] == 16
     assert data["moves"][0]["move"] == "8/5 6/5"  # the opening 3-1 every strong net makes
+    rollout = installed.run("rollout", "4HPwATDgc/ABMA", "31", "--plays", "8/5 6/5", "--trials", "36", "--truncate",
+                            "2", "--json")
+    assert rollout.returncode == 0, rollout.stderr
+    settings = json.loads(rollout.stdout)["settings"]  # the packaged pruning net and student serve the packaged net
+    assert settings["pruned_play"] is True and settings["luck_net"] == "student"
     for top in ("train", "eval"):
         missing = subprocess.run([str(installed.bin / "python"), "-c", f"import {top}"], capture_output=True,
                                  text=True, cwd=installed.cwd, env=installed.env)

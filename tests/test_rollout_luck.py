@@ -127,7 +127,7 @@ def test_luck_plays_are_the_move_generators_plays_ranked_by_pubeval(boards, k: i
 
 
 def test_fused_luck_is_the_nets_luck_and_leaves_the_plays_alone(agent) -> None:
-    st = RolloutSettings(trials=108, truncate=6, bearoff=False, luck_decided=0.0)
+    st = RolloutSettings(trials=108, truncate=6, bearoff=False, luck_decided=0.0, luck_net="net")
     cands = [position_candidate(MIDGAME)]
     fast = rollout_chunk(agent.probs_fn, cands, 0, 108, st, 4)
     slow = rollout_chunk(lambda b: agent.net.dense_probs_of_boards(b), cands, 0, 108, st, 4)  # numpy's dense pass
@@ -138,6 +138,23 @@ def test_fused_luck_is_the_nets_luck_and_leaves_the_plays_alone(agent) -> None:
     luck_fast, luck_slow = fast.raw - fast.values, slow.raw - slow.values
     assert np.abs(luck_fast).max() > 0.05
     assert np.abs(luck_fast - luck_slow).max() < 1e-4
+
+
+def test_the_students_luck_leaves_the_games_alone_and_removes_as_much_variance(agent) -> None:
+    """The release's student values the luck by default: the same games, a different control variate of mean zero,
+    and trial values about as spread as with the release's own luck (far less than without any)."""
+    assert agent.probs_fn.student is not None, "checkpoints/student.npz is missing or made for another net"
+    cands = [position_candidate(MIDGAME)]
+    kw = dict(trials=324, truncate=10, bearoff=False)
+    student = rollout_chunk(agent.probs_fn, cands, 0, 324, RolloutSettings(**kw), 6)
+    own = rollout_chunk(agent.probs_fn, cands, 0, 324, RolloutSettings(luck_net="net", **kw), 6)
+    plain = rollout_chunk(agent.probs_fn, cands, 0, 324, RolloutSettings(luck_vr=False, **kw), 6)
+    assert np.array_equal(student.raw, own.raw) and np.array_equal(student.plies, own.plies)
+    luck = (student.raw - student.values)[0]
+    assert not np.array_equal(luck, (own.raw - own.values)[0])
+    assert (np.abs(luck.mean(axis=0)) < 4.0 * luck.std(axis=0, ddof=1) / np.sqrt(len(luck)) + 1e-9).all()
+    spread = {name: ch.values[0, :, 0].std() for name, ch in (("student", student), ("own", own), ("plain", plain))}
+    assert spread["student"] < 1.15 * spread["own"] and spread["student"] < 0.6 * spread["plain"], spread
 
 
 def test_luck_has_mean_zero_with_decided_games_skipped(agent) -> None:

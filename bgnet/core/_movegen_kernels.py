@@ -17,11 +17,14 @@ Design (why it is fast):
   it never needs clearing.
 
 Compile time counts too (the first command after an install compiles these): the
-helpers are plain kernels, compiled once and inlined by LLVM, rather than numba's
-``inline="always"``, which types a helper's body again at every call site; constant
-arguments are passed as ``np.int64`` so that each helper has one signature, not one
-per literal; rows are copied element by element, because a slice assignment costs
-numba over a second to compile. Together: 7.8 s down to 2.8 s, at the same speed.
+step helpers are plain kernels, compiled once, rather than numba's ``inline="always"``,
+which types a helper's body again at every call site; constant arguments are passed as
+``np.int64`` so that each helper has one signature, not one per literal; rows are copied
+element by element, because a slice assignment costs numba over a second to compile.
+``_record`` alone is inlined: a call that passes its eleven arrays costs far more than
+what it does, and with it called the generator ran 5-7 times slower (2.4 s of
+compilation without it inlined, 3.0 s with it; docs/BENCHMARKS.md, "The move generator
+and the encoders at full speed again").
 """
 
 from __future__ import annotations
@@ -131,7 +134,7 @@ def top_bit(m):
     return 63 - leading_zeros(m)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _record(b, k1, k2, steps, nsteps, die, out_b, out_s, out_n, out_d, base, cnt, tk1, tk2, tst, gen):
     # out_d holds the die of a single-die play in its low 3 bits and the hit mask (bit p: hit on point p) above
     """Store the current afterstate unless its key was seen; returns the new count."""

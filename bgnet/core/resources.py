@@ -28,6 +28,18 @@ REPOSITORY_PRUNING = _PACKAGE_DIR.parent / "checkpoints" / "pruning.npz"
 """The same in a source checkout, beside ``bgnet.pt``."""
 
 
+PACKAGED_STUDENT = DATA_DIR / "student.npz"
+"""The released net's student (a narrower net distilled from it, ``bgnet.nets.companion``) inside an installed
+package (copied by the build)."""
+REPOSITORY_STUDENT = _PACKAGE_DIR.parent / "checkpoints" / "student.npz"
+"""The same in a source checkout, beside ``bgnet.pt``."""
+
+
+def shipped_student_nets() -> list[Path]:
+    """Where the released net's student may lie (``bgnet.nets.companion`` checks each one's checkpoint digest)."""
+    return [PACKAGED_STUDENT, REPOSITORY_STUDENT]
+
+
 def shipped_pruning_nets() -> list[Path]:
     """Where the released net's pruning net may lie (``bgnet.nets.pruning`` checks each one's checkpoint digest)."""
     return [PACKAGED_PRUNING, REPOSITORY_PRUNING]

@@ -32,7 +32,7 @@ WIDTH = 2 * RAW_PER_SIDE + 1 + 3 + 2 * STRUCTURE_PER_SIDE
 """Inputs of feature set 1."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _raw_side(b, side, out, base):
     total = 0
     for p in range(1, 25):
@@ -48,7 +48,7 @@ def _raw_side(b, side, out, base):
     out[base + 97] = (15 - total - bar) / 15.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _pips(b, side):
     s = 0
     for p in range(1, 26):
@@ -56,7 +56,7 @@ def _pips(b, side):
     return s
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _structure_side(b, side, out, base):
     """Write ``side``'s 7 structure features at ``out[base:]``; counts gathered into bit masks, no data-dependent
     branches."""

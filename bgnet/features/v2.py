@@ -44,7 +44,7 @@ WIDTH = v1.WIDTH + 2 * EXPERT_PER_SIDE
 """Inputs of feature set 2."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _side_counts(b, side, c):
     """Fill ``c`` (26,) with ``side``'s checkers on its own points 1..24 and bar (25); c[0] = borne off."""
     total = 0
@@ -142,7 +142,7 @@ def _escapes_bits(hb, p, table):
     return np.int64(table[held])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _escape_row(hb, row):
     """Fill ``row`` (26,) with ``_escapes`` of a mover's checker on each point p = 1..25 (row[0] unused), from the
     blocker's held bits.
@@ -211,7 +211,7 @@ def _roll_weight(mask):
 _DOUBLE_REACH = tuple(sum(1 << (j * d) for j in range(1, 5)) for d in range(1, 7))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _side_bits(c):
     """(occupied, held, held reversed, blots) bit masks of one side's counts ``c``: bit p for c[p] > 0 (p = 1..25),
     c[p] >= 2 (1..24, as ``_held_bits``), c[25 - x] >= 2 at bit x (1..24, the other side's numbering), c[p] == 1

@@ -22,20 +22,20 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from bgnet.core import _game_kernels as gk
-from bgnet.core.atomic import atomic_write
 from bgnet.core.distinct import distinct_boards
 from bgnet.core.errors import BgnetError
 from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
-from bgnet.core.resources import shipped_pruning_nets
+from bgnet.core.resources import shipped_pruning_nets, shipped_student_nets
 from bgnet.nets import _pruning_kernels
-from bgnet.nets.bearoff import is_bearoff
-from bgnet.nets.fastnet import NumpyNet, file_digest
+from bgnet.nets.bearoff import is_bearoff, with_database
+from bgnet.nets.companion import (COMPANION_FORMAT, KERNEL_LAYERS, CompanionError, load_companion_net,
+                                   read_companion_net, write_companion_net)
+from bgnet.nets.fastnet import NumpyNet
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_PLAY_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows",
-           "load_pruning_net", "read_pruning_net", "with_pruning", "write_pruning_net"]
+           "KERNEL_LAYERS", "load_pruning_net", "load_student_net", "read_pruning_net", "with_pruning",
+           "write_pruning_net"]
 
-PRUNING_FORMAT = 1
-"""Version of the pruning net file's layout."""
 DEFAULT_KEEP = 5
 """Replies of each roll the release values after the pruning net has ranked them (docs/BENCHMARKS.md: pruned
 search)."""
@@ -49,70 +49,34 @@ class PruningError(BgnetError):
     """A pruning net that cannot be used or fitted as asked (a keep below 1, a fit without rows or epochs)."""
 
 
+PRUNING_FORMAT = COMPANION_FORMAT
+"""Version of the pruning net file's layout (a companion net's, ``bgnet.nets.companion``)."""
+
+
 def write_pruning_net(out: str | os.PathLike[str], layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
                       checkpoint: str | os.PathLike[str]) -> Path:
     """Write a pruning net (layers as (out, in) weights and biases, features version 1) stamped with the SHA-256 of
     the ``checkpoint`` it serves; written to a temporary file, then renamed."""
-    target = Path(out)
-    arrays: dict[str, np.ndarray] = {"format": np.array(PRUNING_FORMAT), "activation": np.array(activation),
-                                     "checkpoint_sha256": np.array(file_digest(checkpoint)),
-                                     "n_layers": np.array(len(layers))}
-    for i, (w, b) in enumerate(layers):
-        arrays[f"w{i}"] = np.asarray(w, np.float32)
-        arrays[f"b{i}"] = np.asarray(b, np.float32)
-    with atomic_write(target, parents=True) as fh:
-        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy>=2.1 stub matches **arrays against allow_pickle
-    if read_pruning_net(target) is None:
-        raise PruningError(f"could not write a pruning net to {str(target)!r}")
-    return target
-
-
-KERNEL_LAYERS = 3
-"""Layers of the released net (two hidden, one out). A pruning net with fewer is read with identity layers added
-before its output layer, the same function (its hidden units are ReLU outputs, never negative), so that the fused
-kernel numba compiled for the release serves it too: a first run compiles no second kernel."""
-
-
-def _padded(layers: list[tuple[np.ndarray, np.ndarray]], activation: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``layers`` ((out, in) weights, biases) with identity layers after the last hidden one, up to
-    ``KERNEL_LAYERS`` (a ReLU net only: an identity after a ReLU changes nothing)."""
-    if activation != "relu" or len(layers) >= KERNEL_LAYERS:
-        return layers
-    width = layers[-1][0].shape[1]
-    identity = (np.eye(width, dtype=np.float32), np.zeros(width, np.float32))
-    return layers[:-1] + [identity] * (KERNEL_LAYERS - len(layers)) + layers[-1:]
+    try:
+        return write_companion_net(out, layers, activation, checkpoint, "pruning", 1)
+    except CompanionError as exc:
+        raise PruningError(str(exc)) from exc
 
 
 def read_pruning_net(path: str | os.PathLike[str]) -> tuple[NumpyNet, str] | None:
     """``(net, checkpoint digest)`` of a pruning net file, or None when it is missing, damaged or of another
     format."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if int(data["format"]) != PRUNING_FORMAT:
-                return None
-            layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(data["n_layers"]))]
-            if layers[0][0].shape[1] != 214 or layers[-1][0].shape[0] != 5:  # features version 1 in, five chances out
-                return None
-            activation = str(data["activation"])
-            return NumpyNet(_padded(layers, activation), activation, 1), str(data["checkpoint_sha256"])
-    except (OSError, KeyError, ValueError, IndexError, BgnetError):
-        return None
+    return read_companion_net(path, "pruning")
 
 
 def load_pruning_net(checkpoint: str | os.PathLike[str]) -> NumpyNet | None:
     """The shipped pruning net fitted to this exact checkpoint file, or None (another net has none)."""
-    path = Path(checkpoint)
-    if not path.is_file():
-        return None
-    digest = None
-    for file in shipped_pruning_nets():
-        if file.is_file():
-            found = read_pruning_net(file)
-            if found is not None:
-                digest = digest or file_digest(path)
-                if found[1] == digest:
-                    return found[0]
-    return None
+    return load_companion_net(checkpoint, "pruning", shipped_pruning_nets())
+
+
+def load_student_net(checkpoint: str | os.PathLike[str]) -> NumpyNet | None:
+    """The shipped student distilled from this exact checkpoint file (``bgnet.nets.companion``), or None."""
+    return load_companion_net(checkpoint, "student", shipped_student_nets())
 
 
 def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: int,
@@ -145,15 +109,17 @@ def kept_rows(pruning: NumpyNet, boards: np.ndarray, offsets: np.ndarray, keep: 
 
 
 class PrunedEvaluator:
-    """An Evaluator (the release's values, unchanged) that also carries its pruning net, for searches to use.
+    """An Evaluator (the release's values, unchanged) that also carries its pruning net, for searches to use, and
+    its student, when one ships, for values that need not be its own.
 
     ``probs_of_boards`` is the inner evaluator's; ``bgnet.play.search`` finds ``pruning``
     and ``keep`` and values only the kept replies inside its lookahead, and the best ``play_keep``
-    plays of a 0-ply choice (``bgnet.play.search.play_values``).
+    plays of a 0-ply choice (``bgnet.play.search.play_values``). ``student`` (an Evaluator, exact at
+    bear-offs like the inner one, or None) values a rollout's luck (``bgnet.sim.rollout_luck``).
     """
 
     def __init__(self, inner: EvaluatorLike, pruning: NumpyNet, keep: int = DEFAULT_KEEP,
-                 play_keep: int = DEFAULT_PLAY_KEEP) -> None:
+                 play_keep: int = DEFAULT_PLAY_KEEP, student: EvaluatorLike | None = None) -> None:
         for name, value in (("keep", keep), ("play_keep", play_keep)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise PruningError(f"a pruned search keeps at least one reply a roll, got {name}={value!r}")
@@ -161,6 +127,7 @@ class PrunedEvaluator:
         self.pruning = pruning
         self.keep = int(keep)
         self.play_keep = int(play_keep)
+        self.student: Evaluator | None = None if student is None else as_evaluator(student)
 
     def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
         """The inner evaluator's chances (N, 5) of boards, each for its side on roll."""
@@ -170,14 +137,18 @@ class PrunedEvaluator:
         return self.probs_of_boards(boards)
 
     def __repr__(self) -> str:
-        return f"pruned({self.inner!r}, keep={self.keep}, play_keep={self.play_keep})"
+        student = "" if self.student is None else ", student"
+        return f"pruned({self.inner!r}, keep={self.keep}, play_keep={self.play_keep}{student})"
 
 
 E = TypeVar("E", bound=EvaluatorLike)
 
 
 def with_pruning(evaluator: E, checkpoint: str | os.PathLike[str], keep: int = DEFAULT_KEEP) -> E | PrunedEvaluator:
-    """``evaluator`` with the pruning net of ``checkpoint`` when one ships for that exact file, else itself;
-    ``keep`` 0 turns pruning off."""
+    """``evaluator`` with the pruning net (and the student, when one ships) of ``checkpoint`` when one ships for that
+    exact file, else itself; ``keep`` 0 turns pruning off."""
     pruning = load_pruning_net(checkpoint) if keep else None
-    return PrunedEvaluator(evaluator, pruning, keep) if pruning is not None else evaluator
+    if pruning is None:
+        return evaluator
+    student = load_student_net(checkpoint)
+    return PrunedEvaluator(evaluator, pruning, keep, student=None if student is None else with_database(student))

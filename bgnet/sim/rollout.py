@@ -97,6 +97,8 @@ def rollout(agent_or_probs_fn: Any, position: Position | str, dice: Sequence[int
         settings = replace(settings, bearoff=False)  # no database: say so in the result
     if not isinstance(probs_fn, PrunedEvaluator):  # no pruning net: every play valued, the luck by the net itself
         settings = replace(settings, pruned_play=False, luck_net="net")
+    elif (settings.luck_net == "student" and probs_fn.student is None) or settings.luck_candidates == 0:
+        settings = replace(settings, luck_net="net")  # no student ships with this net, or the luck is the play's own
     d = parse_dice(dice) if dice is not None else None
     st = state or MatchState()
     if d is not None:

@@ -15,7 +15,7 @@ MAX_PLIES = 1000
 """A trial still going after this many plies is scored by the evaluator (never happens in practice)."""
 LUCK_RANKERS = ("fitted", "pubeval")
 """How the luck's candidate plays of each roll are ranked (``RolloutSettings.luck_ranker``)."""
-LUCK_NETS = ("pruning", "net")
+LUCK_NETS = ("student", "pruning", "net")
 """Which net values the luck's plays (``RolloutSettings.luck_net``)."""
 
 
@@ -52,11 +52,14 @@ class RolloutSettings:
     score, ``bgnet.sim._rollout_kernels.double_beam``) instead of generating every play (0); the beam's plays are the
     ones ranked. Doubles have most of the plays: at 8 the luck's plays cost about 5% less and its standard error
     grows by about 3% (``bench/rollout.py --only vr``); at 16 it matches generating every play."""
-    luck_net: str = "net"
-    """Which net values those plays: "net" (the evaluator itself) or "pruning" (its pruning net,
-    ``bgnet.nets.pruning``, when it carries one: about 30 times cheaper per position; any function of the position
-    and roll keeps the luck an exact control variate, but this one removes less variance, so a rollout is about 1.6
-    times faster and its standard error 1.25-1.35 times larger: the same error a second, ``bench/rollout.py``)."""
+    luck_net: str = "student"
+    """Which net values those plays: "student" (the evaluator's student, ``bgnet.nets.companion``, when it carries
+    one: a narrower net distilled from the release, about half its cost a position, whose luck removes as much
+    variance as the release's own: ``bench/rollout.py --only vr``; the trials are still played by the release),
+    "net" (the evaluator itself) or "pruning" (its pruning net, ``bgnet.nets.pruning``: about 30 times cheaper a
+    position, but it removes less variance, so a rollout is about 1.6 times faster and its standard error 1.25-1.35
+    times larger). Any function of the position and roll keeps the luck an exact control variate. An evaluator
+    without the net asked for records "net"."""
     luck_margin: float | None = None
     """Of those plays, the net judges only the ones within this much of the roll's best by the ranker's score
     (pubeval points, or about equity for "fitted"; a fixed function of the position and roll, so the luck stays

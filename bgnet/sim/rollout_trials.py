@@ -103,8 +103,9 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
     cube = CubeTracks(candidates, n, state or MatchState()) if any(lines_per) else None
     luck_fn: ProbsFn | None = None
     play_fn: ProbsFn = probs_fn
-    if isinstance(probs_fn, PrunedEvaluator):  # the pruning net values the luck's plays, and picks the plays
-        luck_fn = probs_fn.pruning if settings.luck_net == "pruning" else None
+    if isinstance(probs_fn, PrunedEvaluator):  # its student or pruning net values the luck's plays; it picks the plays
+        luck_net = {"pruning": probs_fn.pruning, "student": probs_fn.student}.get(settings.luck_net)
+        luck_fn = None if luck_net is None else luck_net.probs_of_boards
         play_fn = probs_fn if settings.pruned_play else probs_fn.inner.probs_of_boards
 
     def finish(rows: np.ndarray, on_roll_probs: np.ndarray) -> None:

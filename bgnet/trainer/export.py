@@ -1,9 +1,12 @@
-"""``python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt``: a small release checkpoint (weights and metadata only)."""
+"""``python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt``: a small release checkpoint (weights and metadata only);
+``python -m bgnet.trainer.export student STUDENT.pt RELEASE.pt OUT.npz``: a student distilled from a release, as the
+companion net that ships beside it (``checkpoints/student.npz``, ``bgnet.nets.companion``)."""
 
 from __future__ import annotations
 
 import sys
 
+from bgnet.core.errors import BgnetError
 from bgnet.nets.model import CheckpointError, net_from_checkpoint, read_checkpoint, save_checkpoint
 
 KEEP = ("config", "games", "git_sha")
@@ -18,14 +21,34 @@ def export(src: str, dst: str) -> None:
     save_checkpoint(dst, net, **extra)
 
 
+def export_student(student: str, release: str, out: str) -> None:
+    """Write the student checkpoint's net (one net, not nets by kind) as the release's companion student, stamped
+    with the release checkpoint's SHA-256."""
+    from bgnet.nets.companion import write_companion_net
+    from bgnet.nets.model import load_netset
+
+    nets = load_netset(student).nets
+    if len(nets) != 1:
+        raise CheckpointError(f"checkpoint {student!r} holds nets by kind; a student is one net")
+    (net,) = nets.values()
+    write_companion_net(out, net.numpy_layers(), net.config.activation, release, "student", net.config.feature_version)
+
+
+USAGE = ("usage: python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt\n"
+         "       python -m bgnet.trainer.export student STUDENT.pt RELEASE.pt OUT.npz")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt", file=sys.stderr)
+    if len(args) not in (2, 4) or (len(args) == 4) != (args[0] == "student"):
+        print(USAGE, file=sys.stderr)
         return 2
     try:
-        export(args[0], args[1])
-    except CheckpointError as exc:
+        if len(args) == 4:
+            export_student(args[1], args[2], args[3])
+        else:
+            export(args[0], args[1])
+    except (CheckpointError, BgnetError, OSError) as exc:
         print(f"bgnet.trainer.export: error: {exc}", file=sys.stderr)
         return 2
     return 0
