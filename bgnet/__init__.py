@@ -31,6 +31,10 @@ from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any
 
+from bgnet.core.kernel_cache import use_kernel_cache
+
+use_kernel_cache()  # before any kernel is defined: numba caches them per version of the kernels' sources
+
 from bgnet.core.errors import (AmbiguousMoveError, BgnetError, FormatError, IllegalMoveError, InvalidDiceError,
                           InvalidMoveError, InvalidPositionError)
 from bgnet.core.movegen import generate_afterstates, legal_moves, parse_dice
