@@ -214,3 +214,20 @@ def test_a_first_run_reads_the_released_net_without_torch(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").glob("*.npz"))
+
+
+def test_an_identity_layer_passes_relu_units_on_and_is_refused_elsewhere(game_boards):
+    """``IDENTITY`` after a ReLU layer is the same function as no layer, through the fused kernel and numpy's pass;
+    after a sigmoid or tanh layer it is not, and is refused."""
+    from bgnet.nets.fastnet import IDENTITY, NumpyNetError
+
+    rng = np.random.default_rng(5)
+    hidden = (rng.normal(0, 0.2, (16, 246)).astype(np.float32), rng.normal(0, 0.1, 16).astype(np.float32))
+    out = (rng.normal(0, 0.3, (5, 16)).astype(np.float32), rng.normal(0, 0.1, 5).astype(np.float32))
+    shallow = NumpyNet([hidden, out], "relu", 2)
+    padded = NumpyNet([hidden, (IDENTITY, np.zeros(0, np.float32)), out], "relu", 2)
+    b = game_boards(300, 4)
+    assert np.array_equal(padded.probs_of_boards(b), shallow.probs_of_boards(b))
+    assert np.array_equal(padded.dense_probs_of_boards(b), shallow.dense_probs_of_boards(b))
+    with pytest.raises(NumpyNetError, match="ReLU"):
+        NumpyNet([hidden, (IDENTITY, np.zeros(0, np.float32)), out], "tanh", 2)

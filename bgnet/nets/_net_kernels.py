@@ -74,8 +74,8 @@ def _add_rows(x, idx, t, n, w, out):  # type: ignore[no-untyped-def]
 def net_probs(boards, version, weights, biases, act, out):  # type: ignore[no-untyped-def]
     """Five chances (N, 5) float32 into ``out`` for boards (N, 26): ``NumpyNet``'s forward pass fused with the encoding.
 
-    ``weights`` is a tuple of every layer's (inputs, outputs) float32 matrix, ``biases``
-    of their biases; ``act`` the hidden activation (``ACT_RELU`` ...). Each layer is
+    ``weights`` is a tuple of every layer's (inputs, outputs) float32 matrix (an empty (0, 0) one: an identity
+    layer of a ReLU net, ``bgnet.nets.fastnet.IDENTITY``), ``biases`` of their biases; ``act`` the hidden activation (``ACT_RELU`` ...). Each layer is
     ``b + x @ w`` over the non-zero inputs only (after a ReLU, the positive ones), added
     eight rows of ``w`` at a time; ``BLOCK`` boards go through each layer side by side.
     """
@@ -97,6 +97,12 @@ def net_probs(boards, version, weights, biases, act, out):  # type: ignore[no-un
         for li in range(n_layers):
             w = weights[li]
             src, dst = li % 2, 1 - li % 2
+            if w.shape[0] == 0:  # an identity layer (a shallower ReLU net at this depth): the ReLU'd units pass on
+                for p in range(m):
+                    for j in range(n_in):
+                        v = bufs[src, p, j]
+                        bufs[dst, p, j] = v if v > 0.0 else np.float32(0.0)
+                continue
             groups = 0
             for p in range(m):
                 count[p] = _active(bufs[src, p], n_in, idx[p], li > 0 and act == ACT_RELU)

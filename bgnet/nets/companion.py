@@ -23,7 +23,7 @@ import numpy as np
 from bgnet.core.atomic import atomic_write
 from bgnet.core.errors import BgnetError
 from bgnet.features.registry import FEATURE_SETS
-from bgnet.nets.fastnet import NumpyNet, file_digest
+from bgnet.nets.fastnet import IDENTITY, NumpyNet, file_digest
 
 __all__ = ["COMPANION_FORMAT", "COMPANION_ROLES", "KERNEL_LAYERS", "CompanionError", "load_companion_net",
            "read_companion_net", "write_companion_net"]
@@ -33,9 +33,10 @@ COMPANION_FORMAT = 1
 COMPANION_ROLES = ("pruning", "student")
 """What a companion net is for (see the module's docstring)."""
 KERNEL_LAYERS = 3
-"""Layers of the released net (two hidden, one out). A companion net with fewer is read with identity layers added
-before its output layer, the same function (its hidden units are ReLU outputs, never negative), so that the fused
-kernel numba compiled for the release serves it too: a first run compiles no second kernel."""
+"""Layers of the released net (two hidden, one out). A companion net with fewer is read with identity layers
+(``bgnet.nets.fastnet.IDENTITY``, which the kernel skips) added before its output layer, the same function (its
+hidden units are ReLU outputs, never negative), so that the fused kernel numba compiled for the release serves it
+too: a first run compiles no second kernel."""
 
 
 class CompanionError(BgnetError):
@@ -47,8 +48,7 @@ def _padded(layers: list[tuple[np.ndarray, np.ndarray]], activation: str) -> lis
     ``KERNEL_LAYERS`` (a ReLU net only: an identity after a ReLU changes nothing)."""
     if activation != "relu" or len(layers) >= KERNEL_LAYERS:
         return layers
-    width = layers[-1][0].shape[1]
-    identity = (np.eye(width, dtype=np.float32), np.zeros(width, np.float32))
+    identity = (IDENTITY, np.zeros(0, np.float32))
     return layers[:-1] + [identity] * (KERNEL_LAYERS - len(layers)) + layers[-1:]
 
 

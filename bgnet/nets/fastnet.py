@@ -31,12 +31,17 @@ from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
 
-__all__ = ["CACHE_FORMAT", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "file_digest",
+__all__ = ["CACHE_FORMAT", "IDENTITY", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "file_digest",
            "load_evaluator", "load_numpy_net"]
 
 
 class NumpyNetError(BgnetError):
     """A torch-free net that cannot be built as asked (an unknown activation, nets by kind without a contact net)."""
+
+
+IDENTITY = np.zeros((0, 0), np.float32)
+"""The weights of an identity layer (bias ``np.zeros(0)``): a ReLU net shallower than the release is given these
+after its last hidden layer, so that the fused kernel compiled for the release's depth serves it, at no cost."""
 
 
 class NumpyNet:
@@ -45,6 +50,8 @@ class NumpyNet:
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, feature_version: int = 1) -> None:
         if activation not in ("relu", "sigmoid", "tanh"):
             raise NumpyNetError(f"activation {activation!r} is not relu, sigmoid or tanh")
+        if any(w.shape[0] == 0 for w, _b in layers) and activation != "relu":
+            raise NumpyNetError("an identity layer (IDENTITY) is the same function only after a ReLU")
         self.layers = [(np.ascontiguousarray(w.T, np.float32), b.astype(np.float32)) for w, b in layers]
         self.activation = activation
         self.feature_version = feature_version
@@ -55,6 +62,8 @@ class NumpyNet:
         """(N, features) float32 -> (N, 5) probabilities for the side on roll."""
         h = x
         for w, b in self.layers[:-1]:
+            if w.shape[0] == 0:  # IDENTITY: the ReLU'd units pass on
+                continue
             h = h @ w + b
             if self.activation == "relu":
                 np.maximum(h, 0.0, out=h)
