@@ -40,9 +40,12 @@ def test_the_cache_folder_is_the_package_s_own_and_drops_older_digests(tmp_path,
     assert numba.config.CACHE_DIR == str(first)
     first.mkdir(parents=True)
     (first / "f.nbi").write_bytes(b"old")
+    (pkg / "sub" / "__pycache__").mkdir()
+    legacy = pkg / "sub" / "__pycache__" / "_kernels.f-3.py311.nbi"  # numba's own place, before the digest folders
+    legacy.write_bytes(b"older")
     (pkg / "sub" / "_kernels.py").write_text("from numba import njit\n\n@njit(cache=True)\ndef f(x):\n    return 2 * x\n")
     second = use_kernel_cache(pkg)
-    assert second != first and not first.exists()  # the kernels of the old sources are gone
+    assert second != first and not first.exists() and not legacy.exists()  # the old sources' kernels are gone
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
     assert kernel_cache_dir(pkg) == tmp_path / "mine" / kernel_sources_digest(pkg)
 

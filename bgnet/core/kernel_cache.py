@@ -72,11 +72,15 @@ def kernel_cache_dir(package: Path = PACKAGE_DIR) -> Path:
     return Path(base) / "bgnet-kernels" / digest
 
 
-def _remove_older(folder: Path) -> None:
-    """Remove the other digests' folders beside ``folder`` (kernels of sources this package no longer has)."""
+def _remove_older(folder: Path, package: Path) -> None:
+    """Remove the other digests' folders beside ``folder`` (kernels of sources this package no longer has), and the
+    kernels numba cached beside their sources before this module existed."""
     for other in folder.parent.iterdir():
         if other != folder and other.is_dir() and len(other.name) == len(folder.name):
             shutil.rmtree(other, ignore_errors=True)
+    for pattern in ("*/__pycache__/*.nbi", "*/__pycache__/*.nbc"):
+        for old in package.glob(pattern):
+            old.unlink(missing_ok=True)
 
 
 def use_kernel_cache(package: Path = PACKAGE_DIR) -> Path:
@@ -85,6 +89,6 @@ def use_kernel_cache(package: Path = PACKAGE_DIR) -> Path:
 
     folder = kernel_cache_dir(package)
     if folder.parent == package / "__pycache__" / "kernels" and not folder.exists():
-        _remove_older(folder)
+        _remove_older(folder, package)
     numba_config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]  # numba sets its config names at run time
     return folder
