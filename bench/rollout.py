@@ -194,9 +194,9 @@ def section_vr(seed: int, trials: int = 1296, repeats: int = 3) -> dict[str, obj
 
     net = _net()
     ours(net, OPENING, 36, 2, True, seed)
-    variants = {"luck, the ranker's top 1, doubles by beam, valued by the student (default)": {},
+    variants = {"luck, the ranker's top 1, valued by the student (default)": {},
                 "the same, valued by the release itself": {"luck_net": "net"},
-                "the same, every double's play generated": {"luck_beam": 0},
+                "the same, a double's plays by a beam 8 wide": {"luck_beam": 8},
                 "luck, the ranker's top 2": {"luck_candidates": 2},
                 "luck, pubeval's top 2 (before)": {"luck_ranker": "pubeval", "luck_candidates": 2, "luck_beam": 0},
                 "luck, pubeval's top 1": {"luck_ranker": "pubeval", "luck_candidates": 1, "luck_beam": 0}}

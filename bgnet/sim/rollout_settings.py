@@ -47,11 +47,13 @@ class RolloutSettings:
     luck_ranker: str = "fitted"
     """How those plays are ranked: "fitted" (``bgnet.nets.ranker``'s model re-ranks pubeval's best few; its top
     play is the net's own about 73% of the time, pubeval's about 67%) or "pubeval" (pubeval alone)."""
-    luck_beam: int = 8
-    """A double's plays for the luck are found by a beam of this width over its four steps (pubeval's table
-    score, ``bgnet.sim._rollout_kernels.double_beam``) instead of generating every play (0); the beam's plays are the
-    ones ranked. Doubles have most of the plays: at 8 the luck's plays cost about 5% less and its standard error
-    grows by about 3% (``bench/rollout.py --only vr``); at 16 it matches generating every play."""
+    luck_beam: int = 0
+    """0 (the default): a double's plays for the luck are all generated, as the other rolls' are; a width up to 64:
+    they are found by a beam of that width over the double's four steps (pubeval's table score,
+    ``bgnet.sim._rollout_kernels.double_beam``), and the beam's plays are the ones ranked. The beam saved about 5%
+    of a rollout when the move generator was slow; since it was fixed (4 December) it saves nothing (2.91x against
+    2.82x a plain rollout's CPU at 8, one thread; the same wall time on two) and its standard error is 2-4% larger
+    (``bench/rollout.py --only vr``)."""
     luck_net: str = "student"
     """Which net values those plays: "student" (the evaluator's student, ``bgnet.nets.companion``, when it carries
     one: a narrower net distilled from the release, about half its cost a position, whose luck removes as much
