@@ -75,7 +75,7 @@ def test_the_release_ships_a_student_that_is_close_to_it(game_boards):
     assert np.median(gap) < 0.02 and gap.mean() > 0.0
 
 
-def test_export_writes_a_student_for_its_release_and_refuses_bad_input(tmp_path, tiny_v2_checkpoint):
+def test_export_writes_a_student_for_its_release_and_refuses_bad_input(tmp_path, tiny_v2_checkpoint, capsys):
     from bgnet.trainer.export import main
 
     out = tmp_path / "student.npz"
@@ -85,4 +85,6 @@ def test_export_writes_a_student_for_its_release_and_refuses_bad_input(tmp_path,
     board = np.array([Position.start().board], np.int8)
     assert net.probs_of_boards(board).shape == (1, 5)
     assert main(["student", str(tmp_path / "missing.pt"), str(RELEASE), str(tmp_path / "y.npz")]) == 2
+    assert main(["student", str(tiny_v2_checkpoint), str(tmp_path / "no-release.pt"), str(tmp_path / "y.npz")]) == 2
+    assert "release checkpoint" in capsys.readouterr().err
     assert main(["student", str(tiny_v2_checkpoint)]) == 2 and not (tmp_path / "y.npz").exists()

@@ -5,6 +5,7 @@ companion net that ships beside it (``checkpoints/student.npz``, ``bgnet.nets.co
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from bgnet.core.errors import BgnetError
 from bgnet.nets.model import CheckpointError, net_from_checkpoint, read_checkpoint, save_checkpoint
@@ -27,6 +28,8 @@ def export_student(student: str, release: str, out: str) -> None:
     from bgnet.nets.companion import write_companion_net
     from bgnet.nets.model import load_netset
 
+    if not Path(release).is_file():
+        raise CheckpointError(f"release checkpoint {release!r} does not exist")
     nets = load_netset(student).nets
     if len(nets) != 1:
         raise CheckpointError(f"checkpoint {student!r} holds nets by kind; a student is one net")
