@@ -470,9 +470,10 @@ def test_with_the_jacoby_rule_playing_on_never_beats_the_cash() -> None:
 
 
 def test_cube_action_is_cube_decisions_action_and_response() -> None:
-    """The game loops' lean path gives exactly the full decision's action and response, in money and matches,
-    for random and for edge chances (no gammons, certain wins, probabilities that need clamping)."""
-    from bgnet.cube.decision import cube_action
+    """The game loops' lean paths give exactly the full decision's action, response and equity (``cube_equity``,
+    the rollouts' truncated trials), in money and matches, for random and for edge chances (no gammons, certain
+    wins, probabilities that need clamping)."""
+    from bgnet.cube.decision import cube_action, cube_equity
 
     rng = np.random.default_rng(12)
     states = [MatchState(), MatchState(jacoby=True, beavers=True), MatchState(cube_value=2, cube_owner="me"),
@@ -491,8 +492,12 @@ def test_cube_action_is_cube_decisions_action_and_response() -> None:
             pos = positions[i % 3]
             d = cube_decision(row, s, pos)
             assert cube_action(row, s, pos) == (d.action, d.response), (row, s)
+            assert cube_equity(row, s, pos) == d.equity, (row, s)
             seen.add(d.action)
     assert seen == {"no double", "double, take", "double, pass", "too good"}
+    beavered = cube_decision([0.4, 0.05, 0.0, 0.05, 0.0], MatchState(beavers=True))
+    assert beavered.response == "beaver"
+    assert cube_equity([0.4, 0.05, 0.0, 0.05, 0.0], MatchState(beavers=True)) == beavered.equity
     with pytest.raises(InvalidProbsError, match="five values"):
         cube_action([0.5, 0.1], MatchState())
     with pytest.raises(InvalidProbsError, match="between 0 and 1"):

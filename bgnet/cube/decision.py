@@ -458,6 +458,19 @@ def cube_action(probs: Probs | Sequence[float], state: MatchState, position: Pos
     return action, response
 
 
+def cube_equity(probs: Probs | Sequence[float], state: MatchState, position: Position | None = None,
+                *, efficiency: float | None = None) -> float:
+    """``cube_decision(probs, state, position, efficiency=efficiency).equity`` alone: the cubeful equity of the
+    best cube action, without the take point, the texts and the ``CubeDecision`` (a truncated rollout trial's value)."""
+    pr = _check_probs(probs)
+    c = _Core.of(pr, state, _kind_efficiency(position, efficiency)[1], None)
+    nd = c.norm(c.mwc_nd)
+    if not c.mine_now:
+        return nd
+    mwc_dt, mwc_dp = c.doubled()
+    return max(nd, best_response(c.norm(mwc_dt), c.norm(mwc_dp), state)[1])
+
+
 def _kind_efficiency(position: Position | None, efficiency: float | None) -> tuple[PositionKind, float]:
     """The position's kind and cube efficiency (``efficiency`` overrides the kind's; contact without a position)."""
     kind: PositionKind = "contact"

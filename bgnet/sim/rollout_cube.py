@@ -25,7 +25,8 @@ import numpy as np
 
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.cube.decision import best_response, choose_action, cube_decision, mwc_from_equity, outcome_values
+from bgnet.cube.decision import (best_response, choose_action, cube_action, cube_decision, cube_efficiencies, cube_equity,
+                                 mwc_from_equity, outcome_values)
 from bgnet.cube.match import MatchState
 from bgnet.cube.met import default_met
 from bgnet.sim.rollout_candidates import Candidate
@@ -126,10 +127,13 @@ class CubeTracks:
         ``probs`` (len(rows), 5) are the chances of that side, ``boards`` the rows' boards.
         """
         lines, where = self.active(rows)
+        if len(lines) == 0:
+            return
+        efficiency = cube_efficiencies(boards).tolist()  # one kernel call for every row's cube efficiency
         for ln, w in zip(lines.tolist(), where.tolist()):
             mine = bool(root_on_roll[w])
             st = self.on_roll_state(mine, int(self.cube[ln]), int(self.owner[ln]))
-            eq = cube_decision(clamp_probs(probs[w]), st, Position._trusted(tuple(boards[w].tolist()))).equity
+            eq = cube_equity(clamp_probs(probs[w]), st, efficiency=efficiency[w])
             if self.state.is_money:
                 self.value[ln] = (eq if mine else -eq) * self.cube[ln] / self.state.cube_value
             else:
@@ -146,20 +150,23 @@ class CubeTracks:
         line at the cube value, a take turns the cube over to the taker.
         """
         lines, where = self.active(rows)
+        if len(lines) == 0:
+            return
+        efficiency = cube_efficiencies(boards).tolist()  # one kernel call for every row's cube efficiency
         for ln, w in zip(lines.tolist(), where.tolist()):
             mine = bool(root_on_roll[w])
             cube = int(self.cube[ln])
             st = self.on_roll_state(mine, cube, int(self.owner[ln]))
             if not st.may_double:
                 continue
-            d = cube_decision(clamp_probs(probs[w]), st, Position._trusted(tuple(boards[w].tolist())))
-            if d.action not in ("double, take", "double, pass"):
+            action, response = cube_action(clamp_probs(probs[w]), st, efficiency=efficiency[w])
+            if action not in ("double, take", "double, pass"):
                 continue
             self.doubles[ln] += 1
-            if d.response == "pass":
+            if response == "pass":
                 self._points(np.array([ln]), np.array([cube if mine else -cube]))
             else:
-                self.cube[ln] = cube * (4 if d.response == "beaver" else 2)
+                self.cube[ln] = cube * (4 if response == "beaver" else 2)
                 self.owner[ln] = -1 if mine else 1
 
     def add_luck(self, rows: np.ndarray, equity_luck: np.ndarray) -> None:
