@@ -111,7 +111,6 @@ def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
     """``probs_of_boards`` (the fused kernel) against numpy's dense products, for each activation, feature
     version and depth; a board's chances do not depend on the other boards of its batch (more boards than
     the kernel's block)."""
-    import bgnet.nets.fastnet as fastnet
     from bgnet.nets._net_kernels import BLOCK
 
     b = boards()
@@ -123,7 +122,6 @@ def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
                   for i, o in zip(sizes[:-1], sizes[1:])]
         net = NumpyNet(layers, act, version)
         got = net.probs_of_boards(b)
-        assert fastnet._FUSED_CHECKED[(version, act)] is True
         assert got.dtype == np.float32 and got.shape == (len(b), 5)
         assert np.abs(got - net.dense_probs_of_boards(b)).max() < 1e-5, act
         assert np.array_equal(net.probs_of_boards(b[7:9]), got[7:9])  # the same bits in a batch of two,
@@ -131,25 +129,6 @@ def test_the_fused_kernel_gives_the_dense_chances_for_every_kind_of_net():
         assert np.array_equal(alone, got)  # alone, and in another block of the kernel
         assert np.array_equal(net.probs_of_boards(b[::-1])[::-1], got)
         assert net.probs_of_boards(b[:0]).shape == (0, 5)
-
-
-def test_a_fused_kernel_that_disagrees_is_not_used(monkeypatch):
-    """A stale compiled kernel (one that no longer matches numpy) is found by the check and numpy is used."""
-    import bgnet.nets.fastnet as fastnet
-
-    rng = np.random.default_rng(3)
-    layers = [(rng.normal(0, 0.3, (16, 246)).astype(np.float32), np.zeros(16, np.float32)),
-              (rng.normal(0, 0.3, (5, 16)).astype(np.float32), np.zeros(5, np.float32))]
-    net = NumpyNet(layers, "relu", 2)
-    monkeypatch.setattr(fastnet, "_FUSED_CHECKED", {})
-
-    def broken(boards, version, weights, biases, act, out):
-        out[:] = 0.5
-
-    monkeypatch.setattr(fastnet._net_kernels, "net_probs", broken)
-    b = boards()
-    assert np.array_equal(net.probs_of_boards(b), net.dense_probs_of_boards(b))
-    assert fastnet._FUSED_CHECKED[(2, "relu")] is False
 
 
 def test_weight_cache_and_bearoff_database_share_one_cache_folder(tmp_path, monkeypatch):

@@ -196,7 +196,7 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
         for o in range(2):
             da = hi if o == 0 else lo
             db = lo if o == 0 else hi
-            m1 = step_sources(b, occ, 25)
+            m1 = step_sources(b, occ, np.int64(25))
             while m1:
                 p1 = top_bit(m1)
                 m1 ^= np.int64(1) << np.int64(p1)
@@ -207,7 +207,7 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
                 steps[0] = p1
                 steps[1] = t1
                 any2 = False
-                m2 = step_sources(b, occa, 25)
+                m2 = step_sources(b, occa, np.int64(25))
                 while m2:
                     p2 = top_bit(m2)
                     m2 ^= np.int64(1) << np.int64(p2)
@@ -253,7 +253,7 @@ def gen_one(board, d1, d2, out_b, out_s, out_n, out_d, base, tk1, tk2, tst, genb
     else:
         d = d1
         # Doubles: play as many of the four as possible; sources never increase.
-        m1 = step_sources(b, occ, 25)
+        m1 = step_sources(b, occ, np.int64(25))
         while m1:
             p1 = top_bit(m1)
             m1 ^= np.int64(1) << np.int64(p1)

@@ -44,7 +44,7 @@ def _rolls(checkers, pips):
 @njit(cache=True, nogil=True)
 def bearoff_rolls(board):
     """(mine, the opponent's) rough rolls to bear off for one board (26,)."""
-    mc = mp = tc = tp = 0
+    mc = mp = tc = tp = np.int64(0)  # not a literal 0: numba would compile _rolls for it too
     for p in range(1, 25):
         v = board[p]
         if v > 0:

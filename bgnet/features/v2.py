@@ -217,9 +217,9 @@ def _side_bits(c):
     c[p] >= 2 (1..24, as ``_held_bits``), c[25 - x] >= 2 at bit x (1..24, the other side's numbering), c[p] == 1
     (1..24)."""
     occ = np.int64(c[25] > 0) << 25
-    held = 0
-    rev = 0
-    blots = 0
+    held = np.int64(0)  # int64 from the start: a literal 0 here makes numba compile the callers' callees twice
+    rev = np.int64(0)
+    blots = np.int64(0)
     for p in range(1, 25):
         n = c[p]
         occ |= np.int64(n > 0) << p

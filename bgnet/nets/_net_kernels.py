@@ -10,8 +10,8 @@ on which other boards share its batch (numpy's blocked products do), which makes
 caching a board's chances exact.
 
 It is compiled with another module's numba functions (the row kernels) linked in, whose
-later edits numba's on-disk cache does not notice here: ``bgnet.nets.fastnet`` checks the
-kernel against the numpy pass once per process and feature version before using it.
+later edits numba's on-disk cache would not notice here: ``bgnet.core.kernel_cache`` names the cache
+folder by a digest of every kernel module, so any edit compiles everything afresh.
 """
 
 from __future__ import annotations
@@ -107,7 +107,9 @@ def net_probs(boards, version, weights, biases, act, out):  # type: ignore[no-un
             for p in range(m):
                 count[p] = _active(bufs[src, p], n_in, idx[p], li > 0 and act == ACT_RELU)
                 groups = max(groups, count[p] // 8)
-                bufs[dst, p, :w.shape[1]] = biases[li]
+                bias = biases[li]
+                for j in range(w.shape[1]):  # a loop, not a slice assignment: its shape check costs 1.6 s to compile
+                    bufs[dst, p, j] = bias[j]
             for g in range(groups):  # the boards' g-th eight rows one after the other, while they are in cache
                 for p in range(m):
                     if 8 * g + 8 <= count[p]:

@@ -86,8 +86,6 @@ class NumpyNet:
         arr = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
         if len(arr) == 0:
             return np.zeros((0, 5), np.float32)
-        if not _fused_kernel_agrees(self):
-            return self.dense_probs_of_boards(arr)
         return self._fused_probs(arr)
 
     def _fused_probs(self, boards: np.ndarray) -> np.ndarray:
@@ -102,35 +100,6 @@ class NumpyNet:
         if len(boards) == 0:
             return np.zeros((0, 5), np.float32)
         return self(encode(boards, version=self.feature_version))
-
-
-_FUSED_CHECKED: dict[tuple[int, str], bool] = {}
-"""Per feature version and activation: whether the fused kernel gave the dense pass's chances (checked once)."""
-
-
-def _fused_kernel_agrees(net: NumpyNet) -> bool:
-    """Whether the fused kernel matches numpy for ``net``'s kind of net: a guard against a stale compiled kernel
-    (numba's cache does not see edits of the encoders it calls), checked once per process on a few hundred boards."""
-    key = (net.feature_version, net.activation)
-    ok = _FUSED_CHECKED.get(key)
-    if ok is None:
-        probe = _probe_boards()
-        ok = bool(np.abs(net._fused_probs(probe) - net.dense_probs_of_boards(probe)).max() <= 1e-4)
-        _FUSED_CHECKED[key] = ok
-    return ok
-
-
-def _probe_boards() -> np.ndarray:
-    """Boards of the first two plies from the opening (every roll, then some rolls of some of them)."""
-    from bgnet.core.movegen import generate_plays, swap_sides_batch
-    from bgnet.core.position import Position
-
-    dice = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], np.int8)
-    start = np.array(Position.start().board, np.int8)[None, :]
-    after, _s, _n, _o = generate_plays(np.repeat(start, len(dice), axis=0), dice)
-    first = swap_sides_batch(after)[::10]
-    after2, _s, _n, _o = generate_plays(np.repeat(first, 3, axis=0), np.tile(dice[::7], (len(first), 1)))
-    return np.ascontiguousarray(np.concatenate([first, swap_sides_batch(after2)[::6]]))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
