@@ -96,8 +96,8 @@ def _structure_side(b, side, out, base):
 @njit(cache=True, nogil=True)
 def encode_row(b, out, scratch):
     """Set-1 features of board ``b`` into ``out[:WIDTH]`` (``scratch`` unused)."""
-    _raw_side(b, np.int64(0), out, np.int64(0))
-    _raw_side(b, np.int64(1), out, np.int64(RAW_PER_SIDE))
+    for side in range(2):  # a loop, so that numba types the inlined helper once, not once per side
+        _raw_side(b, side, out, side * RAW_PER_SIDE)
     k = 2 * RAW_PER_SIDE
     out[k] = 1.0 if is_race(b) else 0.0
     mine = _pips(b, np.int64(0))
@@ -105,5 +105,5 @@ def encode_row(b, out, scratch):
     out[k + 1] = mine / 100.0
     out[k + 2] = theirs / 100.0
     out[k + 3] = (theirs - mine) / 50.0
-    _structure_side(b, np.int64(0), out, np.int64(k + 4))
-    _structure_side(b, np.int64(1), out, np.int64(k + 11))
+    for side in range(2):
+        _structure_side(b, side, out, k + 4 + side * STRUCTURE_PER_SIDE)
