@@ -18,7 +18,7 @@ from typing import Any, Iterator, TextIO
 from numba.core import event
 
 NOTICE = ("first run on this machine: compiling the move generator, features and net kernels "
-          "(15-20 seconds, once)")
+          "(10-15 seconds, once)")
 """The line printed before the first kernel compiles (after ``PROG: ``)."""
 COMPILE_EVENT = "numba:compile"
 """numba's event for compiling one signature of a dispatcher (not fired when it loads from its cache)."""
