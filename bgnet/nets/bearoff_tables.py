@@ -88,7 +88,9 @@ def _enumerate_positions(binom):
                             c[3] = e
                             c[4] = f
                             c[5] = g
-                            out[rank(c, binom)] = c
+                            row = rank(c, binom)
+                            for k in range(6):  # a loop, not a row assignment: its shape check costs 1.9 s to compile
+                                out[row, k] = c[k]
     return out
 
 
@@ -162,6 +164,25 @@ def _new_scratch(n):
 
 
 @njit(cache=True, nogil=True)
+def _order_by_pips(pips):
+    """The indices of ``pips`` (small counts >= 0) in increasing order, ties in index order: a stable counting sort,
+    ``np.argsort(pips, kind="mergesort")`` without its second of compiling."""
+    top = 0
+    for v in pips:
+        top = max(top, v)
+    start = np.zeros(top + 2, np.int64)
+    for v in pips:
+        start[v + 1] += 1
+    for p in range(top + 1):
+        start[p + 1] += start[p]
+    order = np.empty(len(pips), np.int64)
+    for i in range(len(pips)):
+        order[start[pips[i]]] = i
+        start[pips[i]] += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
 def _build_one_sided(pos, binom, d1s, d2s, weights, ncols, full_start):
     """Roll-count distributions to bear off all (N, ncols), and the first of 15 (N - full_start, ncols)."""
     n = pos.shape[0]
@@ -171,7 +192,7 @@ def _build_one_sided(pos, binom, d1s, d2s, weights, ncols, full_start):
         for p in range(6):
             checkers[i] += pos[i, p]
             pips[i] += (p + 1) * pos[i, p]
-    order = np.argsort(pips, kind="mergesort")  # every play lowers the pip count
+    order = _order_by_pips(pips)  # every play lowers the pip count
     dist = np.zeros((n, ncols))
     first = np.zeros((n - full_start, ncols))  # row i - full_start: position i, all 15 on the board
     mean = np.zeros(n)
@@ -241,11 +262,13 @@ def _build_two_sided(pos, binom, d1s, d2s, weights, nt):
     for a in range(nt):
         for r in range(21):
             k = _roll_results(a, d1s[r], d2s[r], pos, binom, stamps, gens, buf, out, c)
-            succ[ptr[a * 21 + r]:ptr[a * 21 + r] + k] = out[:k]
+            at = ptr[a * 21 + r]
+            for j in range(k):  # a loop, not a slice assignment (whose shape check is slow to compile)
+                succ[at + j] = out[j]
     maxpip = 0
     for i in range(nt):
         maxpip = max(maxpip, pips[i])
-    by_pip = np.argsort(pips, kind="mergesort")
+    by_pip = _order_by_pips(pips)
     start = np.zeros(maxpip + 2, np.int64)
     for i in range(nt):
         start[pips[i] + 1] += 1

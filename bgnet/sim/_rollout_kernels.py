@@ -268,15 +268,15 @@ def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rext
         stamp = i + 1
         for r in range(nr):
             if beam > 0 and rolls[r, 0] == rolls[r, 1]:  # a double: the beam's plays, best first
-                cnt = double_beam(boards[i], rolls[r, 0], beam, tables, extra, win_score, out_b, scores, bs[0], bs[1],
+                cnt = double_beam(boards[i], np.int64(rolls[r, 0]), beam, tables, extra, win_score, out_b, scores, bs[0], bs[1],
                                   bs[2], bs[3], bs[4], bs[5], bs[6])
                 cnt_gen = 0
                 c = min(cnt, kk)
                 for q in range(c):
                     first[q] = q
             else:
-                cnt_gen = gen_one(boards[i], rolls[r, 0], rolls[r, 1], out_b, out_s, out_n, out_d, 0, tk1, tk2, tst,
-                                  genbox, b, steps)
+                cnt_gen = gen_one(boards[i], np.int64(rolls[r, 0]), np.int64(rolls[r, 1]), out_b, out_s, out_n, out_d,
+                                  np.int64(0), tk1, tk2, tst, genbox, b, steps)  # int64s: gen_single's signature
                 c = 0
             for j in range(cnt_gen):  # insertion into the sorted (best first) window of the best kk
                 sj = pubeval_row(out_b[j], tables, extra, win_score)
