@@ -21,6 +21,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                                         "student": load_student_net(release_path)}
     figures: dict[str, float] = {}
     for version in (1, 2):
-        figures[f"encode v{version}"] = micros_per_board(lambda b, v=version: encode(b, version=v), boards,
+        figures[f"encode v{version}"] = micros_per_board(functools.partial(encode, version=version), boards,
                                                          args.repeats)
     for name, net in nets.items():
         if net is not None:

@@ -78,3 +78,17 @@ def test_first_hint_on_a_cold_machine_says_it_compiles_then_later_runs_are_silen
     warm = _hint(env)
     assert warm.returncode == 0, warm.stderr
     assert NOTICE not in warm.stderr and warm.stdout == cold.stdout
+
+
+def test_first_run_bench_lists_where_a_cold_command_compiles() -> None:
+    """``bench/first_run.py --kernels``: one cold command (here ``bgnet moves``, the move generator alone) with its
+    kernels' compile times, longest first."""
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, str(root / "bench" / "first_run.py"), "--kernels", "--", "moves", POSITION,
+                          DICE], capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"bgnet moves {POSITION} {DICE}: ") and "s compiling" in lines[0]
+    assert any(line.strip().endswith("bgnet.core._movegen_kernels.gen_single") for line in lines[1:])
+    seconds = [float(line.split()[0]) for line in lines[1:]]
+    assert seconds == sorted(seconds, reverse=True) and seconds[0] > 0
