@@ -140,20 +140,20 @@ def _roll_results(idx, d1, d2, pos, binom, stamps, gens, buf, out, c):
     gens[1] += 1
     final = gens[1]
     if d1 != d2:
-        nout = 0
+        nout = np.int64(0)  # int64s throughout: a literal count would compile _step again
         for order in range(2):
             a = d1 if order == 0 else d2
             b = d2 if order == 0 else d1
             gens[0] += 1
-            nb = _step(one, 1, a, pos, binom, stamps[0], gens[0], buf[0], 0, c)
+            nb = _step(one, np.int64(1), a, pos, binom, stamps[0], gens[0], buf[0], np.int64(0), c)
             nout = _step(buf[0], nb, b, pos, binom, stamps[1], final, out, nout, c)
         return nout
     gens[0] += 1
-    n = _step(one, 1, d1, pos, binom, stamps[0], gens[0], buf[0], 0, c)
+    n = _step(one, np.int64(1), d1, pos, binom, stamps[0], gens[0], buf[0], np.int64(0), c)
     for level in range(1, 3):
         gens[0] += 1
-        n = _step(buf[(level - 1) % 2], n, d1, pos, binom, stamps[0], gens[0], buf[level % 2], 0, c)
-    return _step(buf[0], n, d1, pos, binom, stamps[1], final, out, 0, c)
+        n = _step(buf[(level - 1) % 2], n, d1, pos, binom, stamps[0], gens[0], buf[level % 2], np.int64(0), c)
+    return _step(buf[0], n, d1, pos, binom, stamps[1], final, out, np.int64(0), c)
 
 
 @njit(cache=True, nogil=True)

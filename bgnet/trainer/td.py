@@ -44,7 +44,8 @@ def lambda_returns(values: np.ndarray, result: np.ndarray, lam: float) -> np.nda
     out = np.empty((n, 5), np.float32)
     if n == 0:
         return out
-    out[n - 1, :] = result
+    for k in range(5):  # a loop, not a row assignment (whose shape check is slow to compile)
+        out[n - 1, k] = result[k]
     mix = np.empty(5, np.float32)
     for t in range(n - 2, -1, -1):
         for k in range(5):
