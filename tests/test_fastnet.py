@@ -210,3 +210,24 @@ def test_an_identity_layer_passes_relu_units_on_and_is_refused_elsewhere(game_bo
     assert np.array_equal(padded.dense_probs_of_boards(b), shallow.dense_probs_of_boards(b))
     with pytest.raises(NumpyNetError, match="ReLU"):
         NumpyNet([hidden, (IDENTITY, np.zeros(0, np.float32)), out], "tanh", 2)
+
+
+def test_a_shallower_relu_net_runs_on_the_kernel_compiled_for_the_release_s_depth(game_boards):
+    """A one-hidden-layer ReLU net (a quick training run's, the pruning net) is handed to the fused kernel padded to
+    ``KERNEL_LAYERS`` with identity layers: numba compiles no kernel for its depth, and its chances are those of
+    numpy's dense pass over its own layers."""
+    from bgnet.nets import _net_kernels
+    from bgnet.nets.fastnet import KERNEL_LAYERS
+
+    rng = np.random.default_rng(8)
+    deep = NumpyNet([(rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.1, o).astype(np.float32))
+                     for i, o in ((246, 24), (24, 12), (12, 5))], "relu", 2)
+    shallow = NumpyNet([(rng.normal(0, 0.3, (o, i)).astype(np.float32), rng.normal(0, 0.1, o).astype(np.float32))
+                        for i, o in ((246, 40), (40, 5))], "relu", 2)
+    assert len(deep.layers) == KERNEL_LAYERS and len(shallow.layers) == 2
+    b = game_boards(200, 9)
+    deep.probs_of_boards(b)
+    compiled = len(_net_kernels.net_probs.signatures)
+    got = shallow.probs_of_boards(b)
+    assert len(_net_kernels.net_probs.signatures) == compiled  # the release-depth kernel served it
+    assert np.abs(got - shallow.dense_probs_of_boards(b)).max() < 1e-5

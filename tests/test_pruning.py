@@ -181,14 +181,14 @@ def test_distinct_boards_is_exact_and_keeps_first_appearance_order(game_boards):
 
 
 def test_a_one_hidden_layer_pruning_net_is_read_as_the_same_function_with_the_release_s_depth(tmp_path, game_boards):
-    """Identity layers pad a shallower pruning net to the release's depth (one compiled kernel serves both); the
-    values are the same bits as the net's own."""
+    """A one-hidden-layer pruning net reads back as itself (the fused kernel pads it to the release's depth,
+    ``bgnet.nets.fastnet.KERNEL_LAYERS``); the values are the same bits as the net's own."""
     from bgnet.nets.pruning import KERNEL_LAYERS
 
     net = _v1_net(11, 32)
     file = write_pruning_net(tmp_path / "p.npz", [(w.T, b) for w, b in net.layers], "relu", RELEASE)
     back, _digest = read_pruning_net(file)
-    assert len(back.layers) == KERNEL_LAYERS and len(net.layers) == 2
+    assert len(back.layers) == len(net.layers) == 2 < KERNEL_LAYERS
     boards = game_boards(500, 12)
     assert np.array_equal(back.probs_of_boards(boards), net.probs_of_boards(boards))
     assert np.array_equal(back.dense_probs_of_boards(boards), net.dense_probs_of_boards(boards))

@@ -23,7 +23,7 @@ import numpy as np
 from bgnet.core.atomic import atomic_write
 from bgnet.core.errors import BgnetError
 from bgnet.features.registry import FEATURE_SETS
-from bgnet.nets.fastnet import IDENTITY, NumpyNet, file_digest
+from bgnet.nets.fastnet import KERNEL_LAYERS, NumpyNet, file_digest
 
 __all__ = ["COMPANION_FORMAT", "COMPANION_ROLES", "KERNEL_LAYERS", "CompanionError", "load_companion_net",
            "read_companion_net", "write_companion_net"]
@@ -32,24 +32,8 @@ COMPANION_FORMAT = 1
 """Version of the companion net file's layout."""
 COMPANION_ROLES = ("pruning", "student")
 """What a companion net is for (see the module's docstring)."""
-KERNEL_LAYERS = 3
-"""Layers of the released net (two hidden, one out). A companion net with fewer is read with identity layers
-(``bgnet.nets.fastnet.IDENTITY``, which the kernel skips) added before its output layer, the same function (its
-hidden units are ReLU outputs, never negative), so that the fused kernel numba compiled for the release serves it
-too: a first run compiles no second kernel."""
-
-
 class CompanionError(BgnetError):
     """A companion net that cannot be written as asked (an unknown role or feature version)."""
-
-
-def _padded(layers: list[tuple[np.ndarray, np.ndarray]], activation: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``layers`` ((out, in) weights, biases) with identity layers after the last hidden one, up to
-    ``KERNEL_LAYERS`` (a ReLU net only: an identity after a ReLU changes nothing)."""
-    if activation != "relu" or len(layers) >= KERNEL_LAYERS:
-        return layers
-    identity = (IDENTITY, np.zeros(0, np.float32))
-    return layers[:-1] + [identity] * (KERNEL_LAYERS - len(layers)) + layers[-1:]
 
 
 def write_companion_net(out: str | os.PathLike[str], layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
@@ -90,7 +74,7 @@ def read_companion_net(path: str | os.PathLike[str], role: str) -> tuple[NumpyNe
             if layers[0][0].shape[1] != FEATURE_SETS[version].width or layers[-1][0].shape[0] != 5:
                 return None  # the feature set's inputs in, five chances out
             activation = str(data["activation"])
-            return NumpyNet(_padded(layers, activation), activation, version), str(data["checkpoint_sha256"])
+            return NumpyNet(layers, activation, version), str(data["checkpoint_sha256"])
     except (OSError, KeyError, ValueError, IndexError, BgnetError):
         return None
 

@@ -31,7 +31,7 @@ from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
 
-__all__ = ["CACHE_FORMAT", "IDENTITY", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "file_digest",
+__all__ = ["CACHE_FORMAT", "IDENTITY", "KERNEL_LAYERS", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "file_digest",
            "load_evaluator", "load_numpy_net"]
 
 
@@ -42,6 +42,12 @@ class NumpyNetError(BgnetError):
 IDENTITY = np.zeros((0, 0), np.float32)
 """The weights of an identity layer (bias ``np.zeros(0)``): a ReLU net shallower than the release is given these
 after its last hidden layer, so that the fused kernel compiled for the release's depth serves it, at no cost."""
+KERNEL_LAYERS = 3
+"""Layers of the released net (two hidden, one out). ``NumpyNet`` hands the fused kernel a shallower ReLU net with
+identity layers (``IDENTITY``, which the kernel skips) before its output layer: the same function (its last hidden
+units are ReLU outputs, never negative; a net without a hidden layer is left as it is), and numba compiles one
+kernel for every such net (the pruning net, a quick training run's one-hidden-layer net, the release) instead of
+one per depth."""
 
 
 class NumpyNet:
@@ -55,8 +61,12 @@ class NumpyNet:
         self.layers = [(np.ascontiguousarray(w.T, np.float32), b.astype(np.float32)) for w, b in layers]
         self.activation = activation
         self.feature_version = feature_version
-        self._weights = tuple(w for w, _b in self.layers)  # tuples: what the numba kernel takes
-        self._biases = tuple(b for _w, b in self.layers)
+        kernel_layers = self.layers
+        if activation == "relu" and 2 <= len(kernel_layers) < KERNEL_LAYERS:  # after a hidden layer: release depth
+            identity = (IDENTITY, np.zeros(0, np.float32))
+            kernel_layers = kernel_layers[:-1] + [identity] * (KERNEL_LAYERS - len(kernel_layers)) + kernel_layers[-1:]
+        self._weights = tuple(w for w, _b in kernel_layers)  # tuples: what the numba kernel takes
+        self._biases = tuple(b for _w, b in kernel_layers)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """(N, features) float32 -> (N, 5) probabilities for the side on roll."""
