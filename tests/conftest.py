@@ -64,6 +64,25 @@ def game_boards():
     return make
 
 
+@pytest.fixture(scope="session")
+def bench_script():
+    """A loader of ``bench/NAME.py`` as a module (registered under NAME), for tests of the benchmark scripts."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "bench"
+
+    def load(name: str):  # type: ignore[no-untyped-def]
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault(name, mod)
+        spec.loader.exec_module(mod)
+        return mod
+    return load
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """One torch intra-op thread for a module of many small ops: the suite may share few cores with other jobs."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -14,12 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fit_gap", ROOT / "bench" / "fit_gap.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def bench(bench_script) -> ModuleType:
+    return bench_script("fit_gap")
 
 
 def test_gaps_of_one_win_chance_off_by_a_tenth(bench: ModuleType) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -12,16 +10,10 @@ import pytest
 
 from bgnet.core import _game_kernels as gk
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("net_cost", ROOT / "bench" / "net_cost.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def bench(bench_script) -> ModuleType:
+    return bench_script("net_cost")
 
 
 def test_sample_boards_are_legal_seeded_and_varied(bench: ModuleType) -> None:
