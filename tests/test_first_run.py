@@ -85,7 +85,8 @@ def test_first_run_bench_lists_where_a_cold_command_compiles() -> None:
     kernels' compile times, longest first."""
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, str(root / "bench" / "first_run.py"), "--kernels", "--", "moves", POSITION,
-                          DICE], capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+                          DICE], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(root)})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith(f"bgnet moves {POSITION} {DICE}: ") and "s compiling" in lines[0]

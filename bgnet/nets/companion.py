@@ -32,6 +32,8 @@ COMPANION_FORMAT = 1
 """Version of the companion net file's layout."""
 COMPANION_ROLES = ("pruning", "student")
 """What a companion net is for (see the module's docstring)."""
+
+
 class CompanionError(BgnetError):
     """A companion net that cannot be written as asked (an unknown role or feature version)."""
 

@@ -31,8 +31,8 @@ from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
 
-__all__ = ["CACHE_FORMAT", "IDENTITY", "KERNEL_LAYERS", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights", "file_digest",
-           "load_evaluator", "load_numpy_net"]
+__all__ = ["CACHE_FORMAT", "IDENTITY", "KERNEL_LAYERS", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights",
+           "file_digest", "load_evaluator", "load_numpy_net"]
 
 
 class NumpyNetError(BgnetError):

@@ -268,8 +268,8 @@ def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rext
         stamp = i + 1
         for r in range(nr):
             if beam > 0 and rolls[r, 0] == rolls[r, 1]:  # a double: the beam's plays, best first
-                cnt = double_beam(boards[i], np.int64(rolls[r, 0]), beam, tables, extra, win_score, out_b, scores, bs[0], bs[1],
-                                  bs[2], bs[3], bs[4], bs[5], bs[6])
+                cnt = double_beam(boards[i], np.int64(rolls[r, 0]), beam, tables, extra, win_score, out_b, scores,
+                                  bs[0], bs[1], bs[2], bs[3], bs[4], bs[5], bs[6])
                 cnt_gen = 0
                 c = min(cnt, kk)
                 for q in range(c):

@@ -25,8 +25,8 @@ import numpy as np
 
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs
-from bgnet.cube.decision import (best_response, choose_action, cube_action, cube_decision, cube_efficiencies, cube_equity,
-                                 mwc_from_equity, outcome_values)
+from bgnet.cube.decision import (best_response, choose_action, cube_action, cube_decision, cube_efficiencies,
+                                 cube_equity, mwc_from_equity, outcome_values)
 from bgnet.cube.match import MatchState
 from bgnet.cube.met import default_met
 from bgnet.sim.rollout_candidates import Candidate
