@@ -66,7 +66,9 @@ def game_boards():
 
 @pytest.fixture(scope="session")
 def bench_script():
-    """A loader of ``bench/NAME.py`` as a module (registered under NAME), for tests of the benchmark scripts."""
+    """A loader of ``bench/NAME.py`` as a module (registered under NAME), for tests of the benchmark scripts. The
+    script runs in the suite's process, so it must not set ``NUMBA_NUM_THREADS`` at import (numba refuses a change
+    once its threads run, in every later compile)."""
     import importlib.util
     import sys
     from pathlib import Path
