@@ -164,9 +164,10 @@ def _new_scratch(n):
 
 
 @njit(cache=True, nogil=True)
-def _order_by_pips(pips):
-    """The indices of ``pips`` (small counts >= 0) in increasing order, ties in index order: a stable counting sort,
-    ``np.argsort(pips, kind="mergesort")`` without its second of compiling."""
+def _pip_buckets(pips):
+    """``(order, start)``: the indices of ``pips`` (small counts >= 0) in increasing order, ties in index order (a
+    stable counting sort: ``np.argsort(pips, kind="mergesort")`` without its second of compiling), and where each
+    count's run begins in it: ``order[start[p]:start[p + 1]]`` hold the positions of ``p`` pips."""
     top = 0
     for v in pips:
         top = max(top, v)
@@ -176,10 +177,11 @@ def _order_by_pips(pips):
     for p in range(top + 1):
         start[p + 1] += start[p]
     order = np.empty(len(pips), np.int64)
+    fill = start.copy()
     for i in range(len(pips)):
-        order[start[pips[i]]] = i
-        start[pips[i]] += 1
-    return order
+        order[fill[pips[i]]] = i
+        fill[pips[i]] += 1
+    return order, start
 
 
 @njit(cache=True, nogil=True)
@@ -192,7 +194,7 @@ def _build_one_sided(pos, binom, d1s, d2s, weights, ncols, full_start):
         for p in range(6):
             checkers[i] += pos[i, p]
             pips[i] += (p + 1) * pos[i, p]
-    order = _order_by_pips(pips)  # every play lowers the pip count
+    order = _pip_buckets(pips)[0]  # every play lowers the pip count
     dist = np.zeros((n, ncols))
     first = np.zeros((n - full_start, ncols))  # row i - full_start: position i, all 15 on the board
     mean = np.zeros(n)
@@ -265,15 +267,8 @@ def _build_two_sided(pos, binom, d1s, d2s, weights, nt):
             at = ptr[a * 21 + r]
             for j in range(k):  # a loop, not a slice assignment (whose shape check is slow to compile)
                 succ[at + j] = out[j]
-    maxpip = 0
-    for i in range(nt):
-        maxpip = max(maxpip, pips[i])
-    by_pip = _order_by_pips(pips)
-    start = np.zeros(maxpip + 2, np.int64)
-    for i in range(nt):
-        start[pips[i] + 1] += 1
-    for p in range(maxpip + 1):
-        start[p + 1] += start[p]
+    by_pip, start = _pip_buckets(pips)
+    maxpip = len(start) - 2
     win = np.zeros((nt, nt))
     eq = np.zeros((3, nt, nt), np.float32)  # float32 keeps the build small; its rounding stays below 1e-6
     nd = np.zeros(3)
