@@ -91,6 +91,14 @@ class CubeTracks:
         lines = np.flatnonzero(~self.done & (pos[self.row] >= 0)) if len(pos) else np.zeros(0, np.int64)
         return lines, pos[self.row[lines]]
 
+    def _open_lines(self, rows: np.ndarray, boards: np.ndarray) -> tuple[list[int], list[int], list[float]]:
+        """``active(rows)`` as lists for a per-line loop, and the cube efficiency of each of the rows' ``boards`` (one
+        kernel call, none when no line is open)."""
+        lines, where = self.active(rows)
+        if len(lines) == 0:
+            return [], [], []
+        return lines.tolist(), where.tolist(), cube_efficiencies(boards).tolist()
+
     def _points(self, lines: np.ndarray, root_points: np.ndarray) -> None:
         """Close ``lines`` with the root side winning ``root_points`` (negative: losing) points of this game."""
         st = self.state
@@ -126,11 +134,8 @@ class CubeTracks:
 
         ``probs`` (len(rows), 5) are the chances of that side, ``boards`` the rows' boards.
         """
-        lines, where = self.active(rows)
-        if len(lines) == 0:
-            return
-        efficiency = cube_efficiencies(boards).tolist()  # one kernel call for every row's cube efficiency
-        for ln, w in zip(lines.tolist(), where.tolist()):
+        lines, where, efficiency = self._open_lines(rows, boards)
+        for ln, w in zip(lines, where):
             mine = bool(root_on_roll[w])
             st = self.on_roll_state(mine, int(self.cube[ln]), int(self.owner[ln]))
             eq = cube_equity(clamp_probs(probs[w]), st, efficiency=efficiency[w])
@@ -149,11 +154,8 @@ class CubeTracks:
         The opponent takes, beavers or passes by the same decision; a pass closes the
         line at the cube value, a take turns the cube over to the taker.
         """
-        lines, where = self.active(rows)
-        if len(lines) == 0:
-            return
-        efficiency = cube_efficiencies(boards).tolist()  # one kernel call for every row's cube efficiency
-        for ln, w in zip(lines.tolist(), where.tolist()):
+        lines, where, efficiency = self._open_lines(rows, boards)
+        for ln, w in zip(lines, where):
             mine = bool(root_on_roll[w])
             cube = int(self.cube[ln])
             st = self.on_roll_state(mine, cube, int(self.owner[ln]))
