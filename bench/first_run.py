@@ -48,7 +48,8 @@ def one_install() -> list[tuple[float, float]]:
 
 
 def kernel_compiles(command: list[str], shown: int = 30) -> int:
-    """Run the bgnet ``command`` once with empty caches in this process and print its kernels' compile times."""
+    """Run the bgnet ``command`` once with empty caches in this process, print its kernels' compile times and return
+    its exit status."""
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["NUMBA_CACHE_DIR"] = os.path.join(tmp, "numba")
         os.environ["BGNET_CACHE"] = os.path.join(tmp, "bg")
@@ -74,15 +75,15 @@ def kernel_compiles(command: list[str], shown: int = 30) -> int:
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):  # the command's own output is not the point here
             try:
-                bgnet_main(command)
-            except SystemExit:
-                pass
+                status = bgnet_main(command)
+            except SystemExit as stop:
+                status = stop.code if isinstance(stop.code, int) else 1
         total = time.perf_counter() - t0
     print(f"bgnet {' '.join(command)}: {total:.1f} s in all, "
           f"{sum(d for d, depth, _n, _c in done if depth == 0):.1f} s compiling")
     for seconds, depth, name, caller in sorted(done, reverse=True)[:shown]:
         print(f"  {seconds:6.2f} s  {name}" + (f"  (inside {caller}, depth {depth})" if caller else ""))
-    return 0
+    return status  # the command's own exit status: a bad command says why on stderr and fails here too
 
 
 def main() -> int:

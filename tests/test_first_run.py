@@ -93,3 +93,7 @@ def test_first_run_bench_lists_where_a_cold_command_compiles() -> None:
     assert any(line.strip().endswith("bgnet.core._movegen_kernels.gen_single") for line in lines[1:])
     seconds = [float(line.split()[0]) for line in lines[1:]]
     assert seconds == sorted(seconds, reverse=True) and seconds[0] > 0
+    bad = subprocess.run([sys.executable, str(root / "bench" / "first_run.py"), "--kernels", "--", "moves", "nonsense",
+                          DICE], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    assert bad.returncode == 2 and "Position ID" in bad.stderr and "Traceback" not in bad.stderr
