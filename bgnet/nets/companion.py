@@ -23,10 +23,10 @@ import numpy as np
 from bgnet.core.atomic import atomic_write
 from bgnet.core.errors import BgnetError
 from bgnet.features.registry import FEATURE_SETS
-from bgnet.nets.fastnet import KERNEL_LAYERS, NumpyNet, file_digest
+from bgnet.nets.fastnet import NumpyNet, file_digest
 
-__all__ = ["COMPANION_FORMAT", "COMPANION_ROLES", "KERNEL_LAYERS", "CompanionError", "load_companion_net",
-           "read_companion_net", "write_companion_net"]
+__all__ = ["COMPANION_FORMAT", "COMPANION_ROLES", "CompanionError", "load_companion_net", "read_companion_net",
+           "write_companion_net"]
 
 COMPANION_FORMAT = 1
 """Version of the companion net file's layout."""

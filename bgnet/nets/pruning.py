@@ -28,9 +28,9 @@ from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
 from bgnet.core.resources import shipped_pruning_nets, shipped_student_nets
 from bgnet.nets import _pruning_kernels
 from bgnet.nets.bearoff import is_bearoff, with_database
-from bgnet.nets.companion import (COMPANION_FORMAT, KERNEL_LAYERS, CompanionError, load_companion_net,
-                                   read_companion_net, write_companion_net)
-from bgnet.nets.fastnet import NumpyNet
+from bgnet.nets.companion import (COMPANION_FORMAT, CompanionError, load_companion_net, read_companion_net,
+                                   write_companion_net)
+from bgnet.nets.fastnet import KERNEL_LAYERS, NumpyNet
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_PLAY_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows",
            "KERNEL_LAYERS", "load_pruning_net", "load_student_net", "read_pruning_net", "with_pruning",
