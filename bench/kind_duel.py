@@ -8,6 +8,7 @@ kinds' figures add up to the whole duel of B against A (``--whole`` plays it too
 position before the roll: ``bgnet.features.kinds`` (contact, crashed, race), its contact split here by stage.
 
     python bench/kind_duel.py --a default@1 --b gnubg@1 --games 4000 --seed 32 [--kinds race,crashed] [--workers 2]
+    python bench/kind_duel.py --a default@1 --b gnubg@1 --kinds bearoff-contact+crashed+race   # a group of kinds
     python bench/kind_duel.py --a default --b gnubg --games 60000 --whole --json out.json
 
 Engines are ``load_agent`` specs with a batch scorer (``gnubg@P`` values every play at P plies; not
@@ -55,11 +56,11 @@ def kind_codes(before: np.ndarray) -> np.ndarray:
 
 
 class HybridScorer:
-    """A ``BatchScorer``: ``b``'s scores for the games whose position before the roll is of kind ``kind``, ``a``'s
-    for the others; ``seen`` counts the decisions of each kind it ranked."""
+    """A ``BatchScorer``: ``b``'s scores for the games whose position before the roll is of kind ``kind`` (or of
+    any kind of a group, ``race+crashed``), ``a``'s for the others; ``seen`` counts the decisions of each kind."""
 
     def __init__(self, a: Any, b: Any, kind: str) -> None:
-        self.a, self.b, self.kind = a, b, KINDS.index(kind)
+        self.a, self.b, self.kinds = a, b, [KINDS.index(k) for k in kind.split("+")]
         self.seen = np.zeros(len(KINDS), np.int64)
 
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -68,7 +69,8 @@ class HybridScorer:
         self.seen += np.bincount(codes, minlength=len(KINDS))
         out = np.empty(len(after))
         counts = np.diff(offsets)
-        for scorer, games in ((self.a, codes != self.kind), (self.b, codes == self.kind)):
+        chosen = np.isin(codes, self.kinds)
+        for scorer, games in ((self.a, ~chosen), (self.b, chosen)):
             if not games.any():
                 continue
             rows = np.repeat(games, counts)
@@ -133,7 +135,7 @@ def duel(spec_a: str, spec_b: str, kind: str | None, games: int, seed: int, work
     for o in outcomes:
         by_deal[o.deal] = by_deal.get(o.deal, 0) + o.points[0]
     differing = float(np.mean([v != 0 for v in by_deal.values()])) if by_deal else 0.0
-    share = float(seen[KINDS.index(kind)] / max(1, seen.sum())) if kind is not None else 1.0
+    share = float(seen[[KINDS.index(k) for k in kind.split("+")]].sum() / max(1, seen.sum())) if kind else 1.0
     return Row(kind or "whole", res.ppg, res.ci95, share, differing, time.perf_counter() - t0)
 
 
@@ -144,13 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--b", default="gnubg", help="the engine whose play of each kind is tried (needs gnubg-nn)")
     parser.add_argument("--games", type=int, default=4000, help="games per duel (even)")
     parser.add_argument("--seed", type=int, default=32)
-    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
+    parser.add_argument("--kinds", default=",".join(KINDS),
+                        help=f"comma-separated duels, each a kind or a '+'-joined group of {', '.join(KINDS)}")
     parser.add_argument("--whole", action="store_true", help="also B against A everywhere")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", help="write the rows here too")
     args = parser.parse_args(argv)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for group in kinds for k in group.split("+") if k not in KINDS]
     if unknown or args.games < 2 or args.games % 2:
         print(f"kind_duel: kinds must be among {', '.join(KINDS)} and --games even and positive", file=sys.stderr)
         return 2
@@ -166,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"| {r.kind} | {r.share:.3f} | {r.differing_pairs:.3f} | {r.ppg:+.4f} ± {r.ci95:.4f} | {r.seconds:.0f} |")
     kind_rows = [r for r in rows if r.kind != "whole"]
-    if len(kind_rows) == len(KINDS):
+    if sorted(k for r in kind_rows for k in r.kind.split("+")) == sorted(KINDS):
         total = sum(r.ppg for r in kind_rows)
         spread = float(np.sqrt(sum(r.ci95 ** 2 for r in kind_rows)))
         print(f"| sum of the kinds | 1 | | {total:+.4f} ± {spread:.4f} | |")

@@ -58,6 +58,8 @@ def test_hybrid_gives_each_game_to_the_engine_of_its_kind(bench: ModuleType) -> 
     assert hybrid.score_plays(before, after, offsets).tolist() == [1, 1, 2, 2, 2, 1]
     assert (a.games, b.games) == (2, 1)
     assert hybrid.seen[bench.KINDS.index("opening")] == 2 and hybrid.seen[bench.KINDS.index("race")] == 1
+    group = bench.HybridScorer(a, b, "opening+race")
+    assert group.score_plays(before, after, offsets).tolist() == [2] * 6
 
 
 def test_an_engine_against_itself_cancels_in_every_pair(bench: ModuleType) -> None:
@@ -76,4 +78,5 @@ def test_random_races_lose_and_workers_do_not_change_the_games(bench: ModuleType
 
 def test_main_refuses_an_unknown_kind(bench: ModuleType, capsys) -> None:
     assert bench.main(["--kinds", "backgame"]) == 2
+    assert bench.main(["--kinds", "race+backgame"]) == 2
     assert "kinds must be among" in capsys.readouterr().err
