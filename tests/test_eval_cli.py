@@ -56,6 +56,8 @@ def test_match_report_has_the_match_win_rate(capsys: pytest.CaptureFixture[str])
     (["random", "random@9"], "ply"),
     (["tournament", "random"], "two agents"),
     (["curve", "/nonexistent/run"], "does not exist"),
+    (["random", "pubeval", "--luck", "--cubeful"], "cubeless money"),
+    (["random", "pubeval", "--luck", "--match", "3"], "cubeless money"),
 ])
 def test_bad_input_is_one_sentence_and_exit_code_2(argv: list[str], words: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
@@ -132,6 +134,28 @@ def test_workers_give_the_same_result(rules: Rules | None, chunk: str, monkeypat
     one = run_duel(spec, workers=1, progress=False)
     two = run_duel(spec, workers=2, progress=False)
     assert one.points == two.points and one.summary() == two.summary()
+
+
+def test_workers_give_the_same_luck(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "VECTOR_CHUNK", 5)
+    spec = DuelSpec("pubeval", "random", 14, seed=17, luck=True)
+    one = run_duel(spec, workers=1, progress=False)
+    two = run_duel(spec, workers=2, progress=False)
+    assert one.adjusted_ppg is not None and one.summary() == two.summary()
+
+
+def test_luck_narrows_the_interval_and_keeps_the_games(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["default", "pubeval", "--games", "200", "--seed", "5", "--json", "-", "--quiet"]
+    assert main(base) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(base + ["--luck"]) == 0
+    lucky = json.loads(capsys.readouterr().out)
+    assert plain["adjusted_ppg"] is None
+    assert (lucky["ppg"], lucky["ci95"]) == (plain["ppg"], plain["ci95"])  # the same games
+    assert lucky["adjusted_ci95"] < plain["ci95"] / 1.5
+    assert abs(lucky["adjusted_ppg"] - plain["ppg"]) < plain["ci95"]
+    assert main(base[:-3] + ["--luck", "--quiet"]) == 0
+    assert "luck-adjusted:" in capsys.readouterr().out
 
 
 def test_same_seed_same_report(capsys: pytest.CaptureFixture[str]) -> None:

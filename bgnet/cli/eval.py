@@ -1,15 +1,17 @@
 """``bgnet eval`` (``python -m eval`` in the repository): pit bots against each other with paired dice and honest
 error bars.
 
-    bgnet eval A B [--games N] [--seed S] [--money | --match LENGTH] [--cubeful] [--workers K] [--json FILE]
-                   [--backend local|ray] [--ray-address ADDRESS]
+    bgnet eval A B [--games N] [--seed S] [--money | --match LENGTH] [--cubeful] [--luck] [--workers K]
+                   [--json FILE] [--backend local|ray] [--ray-address ADDRESS]
     bgnet eval tournament A B C ... [--games N] [...]
     bgnet eval curve RUN_DIR --opponent pubeval [--games N] [--png FILE]
 
 Agents: the specs of ``bgnet.play.agents.load_agent``: ``default`` (the released net),
 ``random``, ``pubeval``, a checkpoint path, each with an optional ``@ply``
 (``default@1``), ``gnubg[@ply]`` (needs gnubg-nn). Games come in pairs (each deal
-played twice, sides swapped), so ``--games`` must be even.
+played twice, sides swapped), so ``--games`` must be even. ``--luck`` (cubeless money) adds the
+luck-adjusted points per game (``bgnet.sim.duel_luck``): the same expectation, an interval about three times
+narrower between players of like strength.
 """
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ def _common(p: argparse.ArgumentParser, games: int) -> None:
     p.set_defaults(ray_backend=None)
     p.add_argument("--json", metavar="FILE",
                    help="also write the report as JSON to FILE ('-': to stdout, instead of the text)")
+    p.add_argument("--luck", action="store_true",
+                   help="also give the luck-adjusted points per game: each roll's luck after the opening (judged by "
+                        "the released net) taken off; the same expectation, a much narrower interval (cubeless "
+                        "money only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -120,7 +126,7 @@ def _duel(a: str, b: str, args: argparse.Namespace, rules: Rules | None) -> tupl
     """Run one duel and build its JSON report."""
     from bgnet.sim.runner import DuelSpec, engine, rules_dict, run_duel
 
-    spec = DuelSpec(a, b, args.games // 2, args.seed, rules)
+    spec = DuelSpec(a, b, args.games // 2, args.seed, rules, luck=args.luck)
     if args.backend == "local" and args.ray_address:
         raise EvalUsageError("--ray-address needs --backend ray")
     from bgnet.sim.backends import single_blas_thread
@@ -157,6 +163,8 @@ def _format(res: DuelResult, a: str, b: str, mode: str, seed: int) -> str:
     n = res.pairs
     lines = [f"{a} vs {b}: {res.games} games from {n} paired deal{'' if n == 1 else 's'}, {mode}, seed {seed}",
              f"  points per game for {a}: {res.ppg:+.3f}{_interval(res.ci95, n, ' (95%)')}",
+             *([] if res.adjusted_ppg is None else
+               [f"  luck-adjusted:   {res.adjusted_ppg:+.3f}{_interval(res.adjusted_ci95, n, ' (95%)')}"]),
              f"  win rate:        {res.win_rate:.3f}{_interval(res.win_rate_ci95, n)}",
              f"  gammon rate:     {res.gammon_rate:.3f}{_interval(res.gammon_rate_ci95, n)}"
              f"  (won {res.gammon_win_rate:.3f}, lost {res.gammon_loss_rate:.3f})",
@@ -239,8 +247,10 @@ def cmd_tournament(argv: Sequence[str], prog: str = PROG) -> int:
         for j in range(i + 1, n):
             res, report = _duel(names[i], names[j], args, rules)
             results.append(report)
-            ppg[i][j], ppg[j][i] = res.ppg, -res.ppg
-    pairs = [(names.index(r["agent_a"]), names.index(r["agent_b"]), r["ppg"], r["games"]) for r in results]
+            value = res.ppg if res.adjusted_ppg is None else res.adjusted_ppg
+            ppg[i][j], ppg[j][i] = value, -value
+    pairs = [(names.index(r["agent_a"]), names.index(r["agent_b"]),
+              r["ppg"] if r["adjusted_ppg"] is None else r["adjusted_ppg"], r["games"]) for r in results]
     ppg_rating = least_squares_ratings(n, [(i, j, v, float(g)) for i, j, v, g in pairs])
     elo = elo_ratings(n, [(names.index(r["agent_a"]), names.index(r["agent_b"]), r["win_rate"], r["games"])
                           for r in results])
@@ -251,7 +261,7 @@ def cmd_tournament(argv: Sequence[str], prog: str = PROG) -> int:
     if args.json != "-":
         width = max(8, *(len(x) for x in names))
         print(f"Round robin, {_mode(rules)}, {results[0]['games']} games per pair, seed {args.seed}")
-        print("points per game of the row agent against the column agent:")
+        print(f"{'luck-adjusted ' if args.luck else ''}points per game of the row agent against the column agent:")
         print(" " * (width + 2) + "".join(f"{k + 1:>9}" for k in range(n)))
         for i in range(n):
             cells = "".join(f"{'-':>9}" if i == j else f"{ppg[i][j]:>+9.3f}" for j in range(n))

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from bgnet.core import _game_kernels as gk
+from bgnet.sim.duel_luck import DuelLuck
 from bgnet.sim.duel_stats import DuelResult, TableOutcome, ratio_ci95, summarise, summarise_outcomes
 from bgnet.play.game import (Game, Match, Rules, allowed_answer, double, may_double, may_raccoon, play,
                         play_generated, pre_beaver_state, raccoon, respond, roll, roll_and_play_generated)
@@ -40,6 +41,7 @@ from bgnet.sim.selfplay import START_BOARD
 
 __all__ = ["MAX_PLIES", "BatchScorer", "DuelResult", "NeuralScorer", "PubevalScorer", "RandomScorer",
            "TableOutcome", "deal_dice", "dice_streams", "paired_duel", "play_cubeless", "play_deals", "play_games",
+           "play_games_with_luck",
            "ratio_ci95", "summarise", "summarise_outcomes"]
 
 MAX_PLIES = 600
@@ -75,15 +77,34 @@ def play_games(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndarray, first
 
     Returns the signed result for scorer 0 of each game (+-1, 2, 3 points; 0 if unfinished).
     """
+    return _play_games(scorers, dice, first, None)[0]
+
+
+def play_games_with_luck(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndarray, first: np.ndarray,
+                         luck: DuelLuck) -> tuple[np.ndarray, np.ndarray]:
+    """``play_games`` and each game's luck for scorer 0 (``bgnet.sim.duel_luck``: every roll after the opening,
+    in cubeless money equity): the same games, and ``result - luck`` has the same mean as the result."""
+    result, total = _play_games(scorers, dice, first, luck)
+    assert total is not None
+    return result, total
+
+
+def _play_games(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndarray, first: np.ndarray,
+                luck: DuelLuck | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The games of ``play_games`` and, with ``luck``, scorer 0's luck in each (else None)."""
     n_games, max_plies, _ = dice.shape
     boards = np.tile(START_BOARD, (n_games, 1))
     result = np.zeros(n_games, np.int64)
+    total = np.zeros(n_games) if luck is not None else None
     live = np.ones(n_games, bool)
     for ply in range(max_plies):
         idx = np.flatnonzero(live)
         if idx.size == 0:
             break
         on_roll = (first[idx] + ply) % 2
+        if luck is not None and total is not None and ply > 0:  # the opening roll's luck cancels within a pair
+            mover_luck = luck.of_rolls(boards[idx], dice[idx, ply])
+            total[idx] += np.where(on_roll == 0, mover_luck, -mover_luck)
         after, _s, _n, offsets = generate_plays(boards[idx], dice[idx, ply])
         scores = np.empty(after.shape[0])
         counts = np.diff(offsets)
@@ -102,13 +123,16 @@ def play_games(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndarray, first
         result[idx[over]] = sign[over] * codes[over]
         live[idx[over]] = False
         boards[idx] = swap_sides_batch(chosen)
-    return result
+    return result, total
 
 
-def _cubeless_tables(points: np.ndarray, deals: Sequence[int]) -> list[TableOutcome]:
-    """Tables from vectorised results: ``points`` holds A-first games of ``deals``, then B-first ones."""
+def _cubeless_tables(points: np.ndarray, deals: Sequence[int], luck: np.ndarray | None = None
+                     ) -> list[TableOutcome]:
+    """Tables from vectorised results: ``points`` (and A's ``luck``) hold A-first games of ``deals``, then B-first
+    ones."""
     n = len(deals)
-    return [TableOutcome(int(deals[i % n]), i // n, (int(p),), (int(p),)) for i, p in enumerate(points)]
+    return [TableOutcome(int(deals[i % n]), i // n, (int(p),), (int(p),),
+                         luck=None if luck is None else float(luck[i])) for i, p in enumerate(points)]
 
 
 def paired_duel(a: BatchScorer, b: BatchScorer, n_pairs: int, seed: int, max_plies: int = MAX_PLIES,
@@ -119,13 +143,15 @@ def paired_duel(a: BatchScorer, b: BatchScorer, n_pairs: int, seed: int, max_pli
 
 
 def play_cubeless(a: BatchScorer, b: BatchScorer, deals: Sequence[int], seed: int,
-                  max_plies: int = MAX_PLIES) -> list[TableOutcome]:
-    """Vectorised cubeless money games of ``deals``, each twice with sides swapped (A moves first in side 0)."""
+                  max_plies: int = MAX_PLIES, luck: DuelLuck | None = None) -> list[TableOutcome]:
+    """Vectorised cubeless money games of ``deals``, each twice with sides swapped (A moves first in side 0); with
+    ``luck``, each table records A's luck (``TableOutcome.luck``) for a luck-adjusted summary."""
     n = len(deals)
     dice = np.stack([deal_dice(seed, d, max_plies=max_plies) for d in deals]) if n else np.zeros((0, max_plies, 2), np.int8)
     both = np.concatenate([dice, dice])
     first = np.concatenate([np.zeros(n, np.int64), np.ones(n, np.int64)])
-    return _cubeless_tables(play_games((a, b), both, first), deals)
+    points, total = _play_games((a, b), both, first, luck)
+    return _cubeless_tables(points, deals, total)
 
 
 # -- the general engine: bgnet.play.game in lockstep over many tables ------------------------------

@@ -27,6 +27,8 @@ class TableOutcome:
     """A's signed result kind of each game: +-1 single (or passed double), +-2 gammon, +-3 backgammon, 0 unfinished."""
     match_won: bool | None = None
     """Match play: whether A won the match (None in money play)."""
+    luck: float | None = None
+    """A's luck over the table's games (``bgnet.sim.duel_luck``, cubeless money equity), None when not measured."""
 
 
 @dataclass
@@ -53,6 +55,10 @@ class DuelResult:
     match_win_rate_ci95: float | None = None
     points: list[int] = field(default_factory=list)
     """A's points per game, deal by deal (A in seat 0, then in seat 1)."""
+    adjusted_ppg: float | None = None
+    """A's points per game less A's luck (``bgnet.sim.duel_luck``): the same expectation as ``ppg``, a narrower
+    interval; None when the luck was not measured."""
+    adjusted_ci95: float | None = None
 
     def summary(self) -> dict[str, float | int | None]:
         """Every figure but the per-game points, JSON-ready."""
@@ -96,6 +102,8 @@ def summarise_outcomes(outcomes: Sequence[TableOutcome]) -> DuelResult:
     gloss = np.zeros(n_units)
     mwins = np.zeros(n_units)
     mcount = np.zeros(n_units)
+    luck = np.zeros(n_units)
+    lucky = bool(outcomes) and all(t.luck is not None for t in outcomes)
     all_points: list[int] = []
     for i, k in enumerate(keys):
         for t in units[k]:
@@ -108,6 +116,7 @@ def summarise_outcomes(outcomes: Sequence[TableOutcome]) -> DuelResult:
             gwin[i] += int((kinds >= 2).sum())
             gloss[i] += int((kinds <= -2).sum())
             all_points.extend(t.points)
+            luck[i] += t.luck or 0.0
             if t.match_won is not None:
                 mcount[i] += 1
                 mwins[i] += int(t.match_won)
@@ -115,13 +124,15 @@ def summarise_outcomes(outcomes: Sequence[TableOutcome]) -> DuelResult:
     win, win_ci = ratio_ci95(wins, games)
     gam, gam_ci = ratio_ci95(gammons, games)
     bg, bg_ci = ratio_ci95(backgammons, games)
+    adjusted, adjusted_ci = ratio_ci95(pts - luck, games) if lucky else (None, None)
     matches = int(mcount.sum())
     mwr, mwr_ci = ratio_ci95(mwins, mcount) if matches else (None, None)
     return DuelResult(
         games=int(games.sum()), ppg=ppg, ci95=ci, win_rate=win, gammon_rate=gam, backgammon_rate=bg,
         win_rate_ci95=win_ci, gammon_rate_ci95=gam_ci, backgammon_rate_ci95=bg_ci,
         gammon_win_rate=ratio_ci95(gwin, games)[0], gammon_loss_rate=ratio_ci95(gloss, games)[0],
-        pairs=n_units, matches=matches, match_win_rate=mwr, match_win_rate_ci95=mwr_ci, points=all_points)
+        pairs=n_units, matches=matches, match_win_rate=mwr, match_win_rate_ci95=mwr_ci, points=all_points,
+        adjusted_ppg=adjusted, adjusted_ci95=adjusted_ci)
 
 
 def summarise(points: np.ndarray, n_pairs: int) -> DuelResult:

@@ -15,7 +15,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from bgnet.core.errors import BgnetError
 from bgnet.sim.backends import Backend
+from bgnet.sim.duel_luck import DuelLuck, default_duel_luck
 from bgnet.sim.duel import DuelResult, TableOutcome, play_cubeless, play_deals, summarise_outcomes
 from bgnet.play.game import Rules
 
@@ -23,6 +25,10 @@ VECTOR_CHUNK = 256
 """Deals per chunk on the vectorised cubeless engine."""
 LOOP_CHUNK = 256
 """Deals per chunk on the game-loop engine."""
+
+
+class DuelSpecError(BgnetError):
+    """A duel that asks for something its rules or players cannot give (the luck with the cube)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,9 @@ class DuelSpec:
     seed: int = 0
     rules: Rules | None = None
     """None: cubeless money play."""
+    luck: bool = False
+    """Also measure each table's luck (``bgnet.sim.duel_luck``, judged by the released net) for a luck-adjusted
+    summary; cubeless money on the vectorised engine only (``DuelSpecError`` otherwise)."""
 
     def agent_seed(self, index: int) -> int:
         """Seed for agent ``index`` (0 = A, 1 = B): differs per side so two random players differ."""
@@ -67,6 +76,23 @@ def _engine_of(a: Any, b: Any, rules: Rules | None) -> str:
     return "game loop"
 
 
+def _luck(spec: DuelSpec) -> DuelLuck | None:
+    """The judge of the duel's luck when it asks for one (loaded once per process)."""
+    return default_duel_luck() if spec.luck else None
+
+
+def check_luck(spec: DuelSpec) -> None:
+    """``DuelSpecError`` when ``spec`` asks for the luck where it cannot be measured: with the cube or in matches
+    (the luck is cubeless money equity), or on the game-loop engine (a player without a batch scorer)."""
+    if not spec.luck:
+        return
+    if spec.rules is not None and not (spec.rules.is_money and not spec.rules.cubeful):
+        raise DuelSpecError("the luck-adjusted result needs cubeless money games (no --cubeful or --match)")
+    if engine(spec) != "vectorised":
+        raise DuelSpecError(f"the luck-adjusted result needs players that rank plays in batches; {spec.agent_a} or "
+                            f"{spec.agent_b} does not (gnubg-filtered plays one position at a time: try gnubg@PLY)")
+
+
 def chunks(spec: DuelSpec) -> list[tuple[int, int]]:
     """The fixed split of deals into (first, end) chunks."""
     size = VECTOR_CHUNK if engine(spec) == "vectorised" else LOOP_CHUNK
@@ -80,7 +106,7 @@ def play_chunk(job: tuple[DuelSpec, int, int]) -> list[TableOutcome]:
     a, b = agent(spec.agent_a, spec.agent_seed(0)), agent(spec.agent_b, spec.agent_seed(1))
     deals = range(first, end)
     if engine(spec) == "vectorised":
-        return play_cubeless(a.batch_scorer(), b.batch_scorer(), deals, spec.seed)
+        return play_cubeless(a.batch_scorer(), b.batch_scorer(), deals, spec.seed, luck=_luck(spec))
     return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed)
 
 
@@ -106,7 +132,7 @@ def play_chunk_shared(agents: tuple[Any, Any], job: tuple[DuelSpec, int, int], s
     a, b = (agent(x, spec.agent_seed(k)) if isinstance(x, str) else x for k, x in enumerate(agents))
     deals = range(first, end)
     if _engine_of(a, b, spec.rules) == "vectorised":
-        return play_cubeless(a.batch_scorer(), b.batch_scorer(), deals, spec.seed)
+        return play_cubeless(a.batch_scorer(), b.batch_scorer(), deals, spec.seed, luck=_luck(spec))
     return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed)
 
 
@@ -121,6 +147,7 @@ def run_duel(spec: DuelSpec, workers: int = 1, progress: bool = True, backend: B
     """Play the whole duel and summarise it for A; the result depends on neither ``workers`` nor ``backend``."""
     agent(spec.agent_a, spec.agent_seed(0))
     agent(spec.agent_b, spec.agent_seed(1))  # load (and so validate) both agents here first
+    check_luck(spec)
     jobs = [(spec, lo, hi) for lo, hi in chunks(spec)]
     outcomes: list[TableOutcome] = []
     bar = _bar(2 * spec.pairs, f"{spec.agent_a} vs {spec.agent_b}", progress)
