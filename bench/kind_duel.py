@@ -10,6 +10,7 @@ position before the roll: ``bgnet.features.kinds`` (contact, crashed, race), its
     python bench/kind_duel.py --a default@1 --b gnubg@1 --games 4000 --seed 32 [--kinds race,crashed] [--workers 2]
     python bench/kind_duel.py --a default@1 --b gnubg@1 --kinds bearoff-contact+crashed+race   # a group of kinds
     python bench/kind_duel.py --a default --b gnubg --games 60000 --whole --json out.json
+    python bench/kind_duel.py --a default@1 --b gnubg@1 --games 2000 --luck   # luck-adjusted (bgnet eval --luck)
 
 Engines are ``load_agent`` specs with a batch scorer (``gnubg@P`` values every play at P plies; not
 ``gnubg-filtered``). Results depend on the seed only, not on ``--workers`` or the chunk size.
@@ -94,15 +95,18 @@ def _scorer(spec: str) -> Any:
     return scorer
 
 
-def play_chunk(job: tuple[str, str, str | None, int], deals: tuple[int, int], _seed: int) -> tuple[list[Any], np.ndarray]:
-    """Deals ``deals[0] ... deals[1] - 1`` of one duel: hybrid (or B itself when the kind is None) against A."""
+def play_chunk(job: tuple[str, str, str | None, int, bool], deals: tuple[int, int], _seed: int
+               ) -> tuple[list[Any], np.ndarray]:
+    """Deals ``deals[0] ... deals[1] - 1`` of one duel: hybrid (or B itself when the kind is None) against A, with
+    each table's luck when asked (``bgnet.sim.duel_luck``)."""
     from bgnet.sim.duel import play_cubeless
+    from bgnet.sim.duel_luck import default_duel_luck
 
-    spec_a, spec_b, kind, seed = job
+    spec_a, spec_b, kind, seed, luck = job
     a = _scorer(spec_a)
     b = _scorer(spec_b)
     first = HybridScorer(a, b, kind) if kind is not None else HybridScorer(b, b, KINDS[0])
-    return play_cubeless(first, a, range(*deals), seed), first.seen
+    return play_cubeless(first, a, range(*deals), seed, luck=default_duel_luck() if luck else None), first.seen
 
 
 @dataclass
@@ -112,6 +116,9 @@ class Row:
     kind: str
     ppg: float
     ci95: float
+    adjusted_ppg: float | None
+    """Luck-adjusted (``--luck``): the same expectation as ``ppg``, a narrower interval; else None."""
+    adjusted_ci95: float | None
     share: float
     """The kind's share of the hybrid's decisions."""
     differing_pairs: float
@@ -119,7 +126,7 @@ class Row:
     seconds: float
 
 
-def duel(spec_a: str, spec_b: str, kind: str | None, games: int, seed: int, workers: int) -> Row:
+def duel(spec_a: str, spec_b: str, kind: str | None, games: int, seed: int, workers: int, luck: bool = False) -> Row:
     """One duel of ``games`` games (paired) and its row."""
     from bgnet.sim.backends import LocalBackend, map_chunks
     from bgnet.sim.duel_stats import summarise_outcomes
@@ -127,7 +134,7 @@ def duel(spec_a: str, spec_b: str, kind: str | None, games: int, seed: int, work
     pairs = games // 2
     chunks = [(lo, min(lo + CHUNK, pairs)) for lo in range(0, pairs, CHUNK)]
     t0 = time.perf_counter()
-    parts = map_chunks(LocalBackend(workers), play_chunk, chunks, (spec_a, spec_b, kind, seed), seed)
+    parts = map_chunks(LocalBackend(workers), play_chunk, chunks, (spec_a, spec_b, kind, seed, luck), seed)
     outcomes = [o for part, _ in parts for o in part]
     seen = np.sum([s for _, s in parts], axis=0)
     res = summarise_outcomes(outcomes)
@@ -136,7 +143,8 @@ def duel(spec_a: str, spec_b: str, kind: str | None, games: int, seed: int, work
         by_deal[o.deal] = by_deal.get(o.deal, 0) + o.points[0]
     differing = float(np.mean([v != 0 for v in by_deal.values()])) if by_deal else 0.0
     share = float(seen[[KINDS.index(k) for k in kind.split("+")]].sum() / max(1, seen.sum())) if kind else 1.0
-    return Row(kind or "whole", res.ppg, res.ci95, share, differing, time.perf_counter() - t0)
+    return Row(kind or "whole", res.ppg, res.ci95, res.adjusted_ppg, res.adjusted_ci95, share, differing,
+               time.perf_counter() - t0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated duels, each a kind or a '+'-joined group of {', '.join(KINDS)}")
     parser.add_argument("--whole", action="store_true", help="also B against A everywhere")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--luck", action="store_true", help="also the luck-adjusted points per game")
     parser.add_argument("--json", help="write the rows here too")
     args = parser.parse_args(argv)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
@@ -160,19 +169,26 @@ def main(argv: list[str] | None = None) -> int:
     from bgnet.sim.backends import single_blas_thread
 
     single_blas_thread()
-    rows = [duel(args.a, args.b, k, args.games, args.seed, args.workers) for k in kinds]
+    rows = [duel(args.a, args.b, k, args.games, args.seed, args.workers, args.luck) for k in kinds]
     if args.whole:
-        rows.append(duel(args.a, args.b, None, args.games, args.seed, args.workers))
+        rows.append(duel(args.a, args.b, None, args.games, args.seed, args.workers, args.luck))
     print(f"{args.b}'s play of each kind against {args.a}'s, {args.games} games a duel, seed {args.seed}")
-    print("| kind | share of decisions | pairs that do not cancel | ppg for B's play | s |")
-    print("|---|---:|---:|---|---:|")
+    print("| kind | share of decisions | pairs that do not cancel | ppg for B's play | luck-adjusted | s |")
+    print("|---|---:|---:|---|---|---:|")
     for r in rows:
-        print(f"| {r.kind} | {r.share:.3f} | {r.differing_pairs:.3f} | {r.ppg:+.4f} ± {r.ci95:.4f} | {r.seconds:.0f} |")
+        adjusted = "" if r.adjusted_ppg is None else f"{r.adjusted_ppg:+.4f} ± {r.adjusted_ci95:.4f}"
+        print(f"| {r.kind} | {r.share:.3f} | {r.differing_pairs:.3f} | {r.ppg:+.4f} ± {r.ci95:.4f} | {adjusted} "
+              f"| {r.seconds:.0f} |")
     kind_rows = [r for r in rows if r.kind != "whole"]
     if sorted(k for r in kind_rows for k in r.kind.split("+")) == sorted(KINDS):
         total = sum(r.ppg for r in kind_rows)
         spread = float(np.sqrt(sum(r.ci95 ** 2 for r in kind_rows)))
-        print(f"| sum of the kinds | 1 | | {total:+.4f} ± {spread:.4f} | |")
+        adjusted = ""
+        if all(r.adjusted_ppg is not None for r in kind_rows):
+            adj_total = sum(r.adjusted_ppg or 0.0 for r in kind_rows)
+            adj_spread = float(np.sqrt(sum((r.adjusted_ci95 or 0.0) ** 2 for r in kind_rows)))
+            adjusted = f"{adj_total:+.4f} ± {adj_spread:.4f}"
+        print(f"| sum of the kinds | 1 | | {total:+.4f} ± {spread:.4f} | {adjusted} | |")
     if args.json:
         Path(args.json).write_text(json.dumps({"a": args.a, "b": args.b, "games": args.games, "seed": args.seed,
                                                "rows": [r.__dict__ for r in rows]}, indent=1) + "\n")

@@ -74,6 +74,10 @@ def test_random_races_lose_and_workers_do_not_change_the_games(bench: ModuleType
     two = bench.duel("pubeval", "random", "race", 80, seed=4, workers=2)
     assert (one.ppg, one.ci95, one.differing_pairs) == (two.ppg, two.ci95, two.differing_pairs)
     assert one.ppg < 0 and one.differing_pairs > 0  # random play of races gives points away to pubeval's
+    assert one.adjusted_ppg is None
+    lucky = bench.duel("pubeval", "random", "race", 80, seed=4, workers=1, luck=True)
+    assert (lucky.ppg, lucky.ci95) == (one.ppg, one.ci95)  # the same games
+    assert lucky.adjusted_ppg is not None and lucky.adjusted_ci95 is not None and lucky.adjusted_ci95 > 0
 
 
 def test_main_refuses_an_unknown_kind(bench: ModuleType, capsys) -> None:
