@@ -179,6 +179,7 @@ _LAZY = {
     "ProbsShapeError": "bgnet.core.errors", "FeatureVersionError": "bgnet.features.registry",
     "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
     "PruningError": "bgnet.nets.pruning", "CompanionError": "bgnet.nets.companion", "DistillError": "bgnet.trainer.distill",
+    "DuelSpecError": "bgnet.sim.runner",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -192,7 +193,7 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
                  "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "CompanionError",
-                 "DistillError")
+                 "DistillError", "DuelSpecError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [
