@@ -56,12 +56,17 @@ def kind_codes(before: np.ndarray) -> np.ndarray:
     return np.where(general == 2, 4, np.where(general == 1, 3, contact_stage)).astype(np.int64)
 
 
+def kind_group(kind: str) -> list[int]:
+    """The ``KINDS`` indices of a kind or a '+'-joined group of kinds (``race+crashed``)."""
+    return [KINDS.index(k) for k in kind.split("+")]
+
+
 class HybridScorer:
     """A ``BatchScorer``: ``b``'s scores for the games whose position before the roll is of kind ``kind`` (or of
     any kind of a group, ``race+crashed``), ``a``'s for the others; ``seen`` counts the decisions of each kind."""
 
     def __init__(self, a: Any, b: Any, kind: str) -> None:
-        self.a, self.b, self.kinds = a, b, [KINDS.index(k) for k in kind.split("+")]
+        self.a, self.b, self.kinds = a, b, kind_group(kind)
         self.seen = np.zeros(len(KINDS), np.int64)
 
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -142,7 +147,7 @@ def duel(spec_a: str, spec_b: str, kind: str | None, games: int, seed: int, work
     for o in outcomes:
         by_deal[o.deal] = by_deal.get(o.deal, 0) + o.points[0]
     differing = float(np.mean([v != 0 for v in by_deal.values()])) if by_deal else 0.0
-    share = float(seen[[KINDS.index(k) for k in kind.split("+")]].sum() / max(1, seen.sum())) if kind else 1.0
+    share = float(seen[kind_group(kind)].sum() / max(1, seen.sum())) if kind else 1.0
     return Row(kind or "whole", res.ppg, res.ci95, res.adjusted_ppg, res.adjusted_ci95, share, differing,
                time.perf_counter() - t0)
 

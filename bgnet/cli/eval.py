@@ -243,15 +243,15 @@ def cmd_tournament(argv: Sequence[str], prog: str = PROG) -> int:
     n = len(names)
     results: list[dict[str, Any]] = []
     ppg = [[0.0] * n for _ in range(n)]
+    pairs: list[tuple[int, int, float, float]] = []
     for i in range(n):
         for j in range(i + 1, n):
             res, report = _duel(names[i], names[j], args, rules)
             results.append(report)
-            value = res.ppg if res.adjusted_ppg is None else res.adjusted_ppg
+            value = res.ppg if res.adjusted_ppg is None else res.adjusted_ppg  # luck-adjusted with --luck
             ppg[i][j], ppg[j][i] = value, -value
-    pairs = [(names.index(r["agent_a"]), names.index(r["agent_b"]),
-              r["ppg"] if r["adjusted_ppg"] is None else r["adjusted_ppg"], r["games"]) for r in results]
-    ppg_rating = least_squares_ratings(n, [(i, j, v, float(g)) for i, j, v, g in pairs])
+            pairs.append((i, j, value, float(res.games)))
+    ppg_rating = least_squares_ratings(n, pairs)
     elo = elo_ratings(n, [(names.index(r["agent_a"]), names.index(r["agent_b"]), r["win_rate"], r["games"])
                           for r in results])
     order = sorted(range(n), key=lambda k: -ppg_rating[k])

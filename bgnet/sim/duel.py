@@ -84,25 +84,23 @@ def play_games_with_luck(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndar
                          luck: DuelLuck) -> tuple[np.ndarray, np.ndarray]:
     """``play_games`` and each game's luck for scorer 0 (``bgnet.sim.duel_luck``: every roll after the opening,
     in cubeless money equity): the same games, and ``result - luck`` has the same mean as the result."""
-    result, total = _play_games(scorers, dice, first, luck)
-    assert total is not None
-    return result, total
+    return _play_games(scorers, dice, first, luck)
 
 
 def _play_games(scorers: tuple[BatchScorer, BatchScorer], dice: np.ndarray, first: np.ndarray,
-                luck: DuelLuck | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """The games of ``play_games`` and, with ``luck``, scorer 0's luck in each (else None)."""
+                luck: DuelLuck | None) -> tuple[np.ndarray, np.ndarray]:
+    """The games of ``play_games`` and scorer 0's luck in each (zeros without ``luck``)."""
     n_games, max_plies, _ = dice.shape
     boards = np.tile(START_BOARD, (n_games, 1))
     result = np.zeros(n_games, np.int64)
-    total = np.zeros(n_games) if luck is not None else None
+    total = np.zeros(n_games)
     live = np.ones(n_games, bool)
     for ply in range(max_plies):
         idx = np.flatnonzero(live)
         if idx.size == 0:
             break
         on_roll = (first[idx] + ply) % 2
-        if luck is not None and total is not None and ply > 0:  # the opening roll's luck cancels within a pair
+        if luck is not None and ply > 0:  # the opening roll's luck cancels within a pair
             mover_luck = luck.of_rolls(boards[idx], dice[idx, ply])
             total[idx] += np.where(on_roll == 0, mover_luck, -mover_luck)
         after, _s, _n, offsets = generate_plays(boards[idx], dice[idx, ply])
@@ -151,7 +149,7 @@ def play_cubeless(a: BatchScorer, b: BatchScorer, deals: Sequence[int], seed: in
     both = np.concatenate([dice, dice])
     first = np.concatenate([np.zeros(n, np.int64), np.ones(n, np.int64)])
     points, total = _play_games((a, b), both, first, luck)
-    return _cubeless_tables(points, deals, total)
+    return _cubeless_tables(points, deals, total if luck is not None else None)
 
 
 # -- the general engine: bgnet.play.game in lockstep over many tables ------------------------------
