@@ -90,13 +90,13 @@ _AGENTS: dict[str, Any] = {}
 
 def _scorer(spec: str) -> Any:
     """The batch scorer of agent ``spec`` (loaded once per process)."""
-    if spec not in _AGENTS:
-        from bgnet.play.agents import load_agent
+    from bgnet.play.agents import AgentSpecError, load_agent
 
+    if spec not in _AGENTS:
         _AGENTS[spec] = load_agent(spec)
     scorer = _AGENTS[spec].batch_scorer()
     if scorer is None:
-        raise SystemExit(f"kind_duel: {spec} has no batch scorer (use gnubg@P, not gnubg-filtered@P)")
+        raise AgentSpecError(f"{spec} has no batch scorer (use gnubg@P, not gnubg-filtered@P)")
     return scorer
 
 
@@ -171,8 +171,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or args.games < 2 or args.games % 2:
         print(f"kind_duel: kinds must be among {', '.join(KINDS)} and --games even and positive", file=sys.stderr)
         return 2
+    from bgnet.core.errors import BgnetError
     from bgnet.sim.backends import single_blas_thread
 
+    try:  # both engines load here first, so a bad spec is one sentence, not a worker's traceback
+        _scorer(args.a)
+        _scorer(args.b)
+    except BgnetError as err:
+        print(f"kind_duel: {err}", file=sys.stderr)
+        return 2
     single_blas_thread()
     rows = [duel(args.a, args.b, k, args.games, args.seed, args.workers, args.luck) for k in kinds]
     if args.whole:

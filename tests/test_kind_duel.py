@@ -84,3 +84,12 @@ def test_main_refuses_an_unknown_kind(bench: ModuleType, capsys) -> None:
     assert bench.main(["--kinds", "backgame"]) == 2
     assert bench.main(["--kinds", "race+backgame"]) == 2
     assert "kinds must be among" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec, words", [("nosuchbot", "nosuchbot"), ("gnubg-filtered", "no batch scorer")])
+def test_main_refuses_an_engine_it_cannot_play_in_one_sentence(bench: ModuleType, capsys, spec: str,
+                                                               words: str) -> None:
+    pytest.importorskip("gnubg_nn")
+    assert bench.main(["--a", "pubeval", "--b", spec, "--games", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err and "Traceback" not in err
