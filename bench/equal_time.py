@@ -12,11 +12,14 @@ ms/move is the wall time spent inside the engine's own choice calls (its scorer'
 played, forced ones included); the gnubg 0-ply opponent's time is not counted.
 bgnet's figure is a duel's throughput (the plays of up to 512 live games ranked in
 one call), not the latency of one position; gnubg's is one position at a time.
-The gnubg 0-ply row is the control (about 0 ppg).
+The gnubg 0-ply row is the control (about 0 ppg). With ``--luck`` each row also gives the luck-adjusted points
+per game (``bgnet eval --luck``: each roll's luck after the opening, judged by the release's student, taken off;
+the same expectation, an interval about three times narrower), on either engine.
 
     python bench/equal_time.py                                  # a markdown table
     python bench/equal_time.py --games 400 --games-2ply 100 --json
     python bench/equal_time.py --plies 0,1 --model checkpoints/bgnet.pt
+    python bench/equal_time.py --games 2000 --games-2ply 400 --luck
 """
 
 from __future__ import annotations
@@ -85,12 +88,14 @@ def instrument(agent: Any) -> Clock:
     return clock
 
 
-def play_row(engine_name: str, ply: int, spec_text: str, games: int, seed: int) -> dict[str, Any]:
-    """One row: ``spec_text`` against ``OPPONENT`` over ``games`` paired games, timed."""
+def play_row(engine_name: str, ply: int, spec_text: str, games: int, seed: int, luck: bool = False
+             ) -> dict[str, Any]:
+    """One row: ``spec_text`` against ``OPPONENT`` over ``games`` paired games, timed (and luck-adjusted with
+    ``luck``)."""
     from bgnet.sim.runner import DuelSpec, agent, engine, run_duel
 
-    run_duel(DuelSpec(spec_text, OPPONENT, 2, seed + 1), progress=False)  # load nets, JIT caches
-    spec = DuelSpec(spec_text, OPPONENT, games // 2, seed)
+    run_duel(DuelSpec(spec_text, OPPONENT, 2, seed + 1, luck=luck), progress=False)  # load nets, JIT caches
+    spec = DuelSpec(spec_text, OPPONENT, games // 2, seed, luck=luck)
     clock = instrument(agent(spec.agent_a, spec.agent_seed(0)))
     t0 = time.perf_counter()
     res = run_duel(spec, progress=False)
@@ -100,15 +105,21 @@ def play_row(engine_name: str, ply: int, spec_text: str, games: int, seed: int) 
         "ms_per_move": round(1e3 * clock.seconds / max(clock.decisions, 1), 3), "decisions": clock.decisions,
         "choice_seconds": round(clock.seconds, 2), "duel_seconds": round(elapsed, 2), "duel_engine": engine(spec),
         "ppg": round(res.ppg, 4), "ci95": round(res.ci95, 4), "win_rate": round(res.win_rate, 4),
+        "adjusted_ppg": None if res.adjusted_ppg is None else round(res.adjusted_ppg, 4),
+        "adjusted_ci95": None if res.adjusted_ci95 is None else round(res.adjusted_ci95, 4),
     }
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The rows as a markdown table."""
-    lines = ["| engine | ply | ms/move | ppg vs gnubg 0-ply | ± ci95 | games |", "|---|---:|---:|---:|---:|---:|"]
+    """The rows as a markdown table (with luck-adjusted columns when the rows have them)."""
+    lucky = any(r.get("adjusted_ppg") is not None for r in rows)
+    head = "| engine | ply | ms/move | ppg vs gnubg 0-ply | ± ci95 |" + (" luck-adjusted | ± ci95 |" if lucky else "")
+    lines = [head + " games |", "|---|---:|---:|---:|---:|" + ("---:|---:|" if lucky else "") + "---:|"]
     for r in rows:
-        lines.append(f"| {r['engine']} | {r['ply']} | {r['ms_per_move']:.3f} | {r['ppg']:+.3f} | {r['ci95']:.3f} "
-                     f"| {r['games']:,} |")
+        adjusted = "" if not lucky else (" — | — |" if r.get("adjusted_ppg") is None
+                                         else f" {r['adjusted_ppg']:+.3f} | {r['adjusted_ci95']:.3f} |")
+        lines.append(f"| {r['engine']} | {r['ply']} | {r['ms_per_move']:.3f} | {r['ppg']:+.3f} | {r['ci95']:.3f} |"
+                     f"{adjusted} {r['games']:,} |")
     return "\n".join(lines)
 
 
@@ -133,6 +144,8 @@ def main() -> int:
     p.add_argument("--plies", type=parse_plies, default=[0, 1, 2], help="comma-separated, from 0 to 2")
     p.add_argument("--gnubg-every-play", action="store_true",
                    help="gnubg ranks every play at the ply (gnubg@ply) instead of its own filtered search")
+    p.add_argument("--luck", action="store_true",
+                   help="also give each row's luck-adjusted points per game (bgnet eval --luck)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args()
     if args.games < 2 or args.games_2ply < 2:
@@ -154,7 +167,7 @@ def main() -> int:
     for ply in args.plies:
         games = args.games_2ply if ply >= 2 else args.games
         for name, spec in (("bgnet", f"{args.model}@{ply}"), ("gnubg", f"{gnubg}@{ply}")):
-            rows.append(play_row(name, ply, spec, games, args.seed))
+            rows.append(play_row(name, ply, spec, games, args.seed, args.luck))
             if not args.json:
                 print(f"  {name} {ply}-ply: {rows[-1]['duel_seconds']} s", file=sys.stderr, flush=True)
     out = {"opponent": OPPONENT, "seed": args.seed, "model": args.model, "gnubg_agent": gnubg,

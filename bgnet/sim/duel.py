@@ -176,6 +176,8 @@ class _Table:
     """The last state shown to the observer of ``play_deals``."""
     rolled: tuple[int, int] | None = None
     """Dice rolled but not yet applied to ``game`` (when nobody observes, the roll and the play are one step)."""
+    luck: float = 0.0
+    """A's luck so far over the table's games (``play_deals`` with a judge; cubeless money equity)."""
 
     def agent_of(self, seat: int) -> int:
         """Index of the agent (0 = A, 1 = B) sitting in ``seat``."""
@@ -249,7 +251,8 @@ def _next_dice(t: _Table, seed: int) -> tuple[int, int]:
 
 
 def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], seed: int,
-               max_games: int = 0, observer: Observer | None = None) -> list[TableOutcome]:
+               max_games: int = 0, observer: Observer | None = None, luck: DuelLuck | None = None
+               ) -> list[TableOutcome]:
     """Play each deal twice (A in seat 0, then in seat 1) under ``rules`` and return A's tables.
 
     Money play is one game per table; a match runs until a side wins it. Every step
@@ -257,8 +260,12 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
     batch-capable agent scores the plays (and probabilities) of all its tables at
     once and any other agent is asked table by table. ``max_games`` (money only)
     plays that many games per table instead of one. ``observer`` (see ``Observer``) sees
-    every state of every game, so that the games can be recorded (``bgnet.io.recorder``).
+    every state of every game, so that the games can be recorded (``bgnet.io.recorder``). With ``luck`` (cubeless
+    money only) each table records A's luck, every roll after a game's opening judged as ``play_cubeless`` judges
+    it, so the same games give the same luck on either engine.
     """
+    if luck is not None and not (rules.is_money and not rules.cubeful):
+        raise ValueError("a duel's luck is measured in cubeless money games only")
     per_table = max(1, max_games) if rules.is_money else 0
     tables: list[_Table] = []
     for d in deals:
@@ -282,12 +289,15 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
                 t.game = raccoon(t.game, may_raccoon(t.game)
                                  and doubler.offers_raccoon(t.game.position, pre_beaver_state(t.game)))
         _observe(live, observer)
-        for t in live:
-            if t.game.phase == "roll":
-                if observer is None:
-                    t.rolled = _next_dice(t, seed)  # applied with the play, in ``_moves``
-                else:
-                    t.game = roll(t.game, _next_dice(t, seed))
+        rolling = [t for t in live if t.game.phase == "roll"]  # a game's opening roll came with ``start``
+        rolls = [_next_dice(t, seed) for t in rolling]
+        if luck is not None and rolling:
+            _add_luck(rolling, rolls, luck, state)
+        for t, rolled in zip(rolling, rolls):
+            if observer is None:
+                t.rolled = rolled  # applied with the play, in ``_moves``
+            else:
+                t.game = roll(t.game, rolled)
         _observe(live, observer)
         _moves(live, agents, scorers, cube_evaluators, state)
         _observe(live, observer)
@@ -299,7 +309,15 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
                 still.append(t)
         live = still
     return [TableOutcome(t.deal, t.side, tuple(t.points), tuple(t.kinds),
-                         None if rules.is_money else _a_won_match(t)) for t in tables]
+                         None if rules.is_money else _a_won_match(t), None if luck is None else t.luck)
+            for t in tables]
+
+
+def _add_luck(tables: list[_Table], rolls: list[tuple[int, int]], luck: DuelLuck, state: _Lockstep) -> None:
+    """Add each table's roll's luck (judged for its side on roll, from one batched call) to A's total."""
+    values = luck.of_rolls(state.boards[[t.row for t in tables]], np.array(rolls, np.int8))
+    for t, value in zip(tables, values.tolist()):
+        t.luck += value if t.agent_of(t.game.turn) == 0 else -value
 
 
 def _a_won_match(t: _Table) -> bool:

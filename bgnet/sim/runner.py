@@ -83,14 +83,11 @@ def _luck(spec: DuelSpec) -> DuelLuck | None:
 
 def check_luck(spec: DuelSpec) -> None:
     """``DuelSpecError`` when ``spec`` asks for the luck where it cannot be measured: with the cube or in matches
-    (the luck is cubeless money equity), or on the game-loop engine (a player without a batch scorer)."""
+    (the luck is cubeless money equity)."""
     if not spec.luck:
         return
     if spec.rules is not None and not (spec.rules.is_money and not spec.rules.cubeful):
         raise DuelSpecError("the luck-adjusted result needs cubeless money games (no --cubeful or --match)")
-    if engine(spec) != "vectorised":
-        raise DuelSpecError(f"the luck-adjusted result needs players that rank plays in batches; {spec.agent_a} or "
-                            f"{spec.agent_b} does not (gnubg-filtered plays one position at a time: try gnubg@PLY)")
 
 
 def chunks(spec: DuelSpec) -> list[tuple[int, int]]:
@@ -107,7 +104,7 @@ def play_chunk(job: tuple[DuelSpec, int, int]) -> list[TableOutcome]:
     deals = range(first, end)
     if engine(spec) == "vectorised":
         return play_cubeless(a.batch_scorer(), b.batch_scorer(), deals, spec.seed, luck=_luck(spec))
-    return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed)
+    return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed, luck=_luck(spec))
 
 
 def shared_agents(spec: DuelSpec) -> tuple[Any, Any]:
@@ -133,7 +130,7 @@ def play_chunk_shared(agents: tuple[Any, Any], job: tuple[DuelSpec, int, int], s
     deals = range(first, end)
     if _engine_of(a, b, spec.rules) == "vectorised":
         return play_cubeless(a.batch_scorer(), b.batch_scorer(), deals, spec.seed, luck=_luck(spec))
-    return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed)
+    return play_deals((a, b), spec.rules or Rules(cubeful=False), deals, spec.seed, luck=_luck(spec))
 
 
 def _init_worker() -> None:
