@@ -13,6 +13,7 @@ from bgnet.play.agents import BaseAgent, load_agent
 from bgnet.sim.duel import (PubevalScorer, RandomScorer, TableOutcome, deal_dice, paired_duel, play_cubeless,
                         play_deals, ratio_ci95, summarise, summarise_outcomes)
 from bgnet.play.game import Rules
+from bgnet.sim.duel_luck import default_duel_luck
 
 
 def test_deal_dice_are_reproducible_and_open_with_two_different_dice() -> None:
@@ -132,6 +133,20 @@ def test_game_loop_engine_matches_the_vectorised_engine() -> None:
     loop = summarise_outcomes(play_deals((pub, rnd), Rules(cubeful=False), range(15), seed=21))
     per_game = summarise_outcomes(play_deals((_NoBatch(pub), rnd), Rules(cubeful=False), range(15), seed=21))
     assert vec.points == loop.points == per_game.points
+
+
+def test_the_game_loop_judges_the_same_luck_as_the_vectorised_engine() -> None:
+    pub, rnd, luck = load_agent("pubeval"), load_agent("random", seed=4), default_duel_luck()
+    vectorised = sorted(play_cubeless(pub.batch_scorer(), rnd.batch_scorer(), range(5), seed=9, luck=luck),
+                        key=lambda t: (t.deal, t.side))
+    loop = sorted(play_deals((_NoBatch(pub), rnd), Rules(cubeful=False), range(5), seed=9,  # type: ignore[arg-type]
+                             luck=luck), key=lambda t: (t.deal, t.side))
+    assert [(t.deal, t.side, t.points) for t in loop] == [(t.deal, t.side, t.points) for t in vectorised]
+    assert [t.luck for t in loop] == pytest.approx([t.luck for t in vectorised], abs=1e-12)
+    assert all(t.luck is not None and t.luck != 0.0 for t in loop)
+    assert all(t.luck is None for t in play_deals((pub, rnd), Rules(cubeful=False), range(2), seed=9))
+    with pytest.raises(ValueError, match="cubeless money"):
+        play_deals((pub, rnd), Rules(), range(1), seed=9, luck=luck)
 
 
 class _Doubler(BaseAgent):

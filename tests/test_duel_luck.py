@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from bgnet.play.agents import load_agent
-from bgnet.play.game import Rules
-from bgnet.sim.duel import play_cubeless, play_deals, play_games, play_games_with_luck, summarise_outcomes
+from bgnet.sim.duel import play_cubeless, play_games, play_games_with_luck, summarise_outcomes
 from bgnet.sim.duel_luck import DuelLuck, default_duel_luck
 from bgnet.sim.rollout_dice import DICE36
 from bgnet.sim.selfplay import START_BOARD
@@ -72,29 +71,3 @@ def test_games_are_unchanged_and_an_engine_against_itself_adjusts_to_zero(luck: 
     assert res.ppg == 0.0 and res.adjusted_ppg == pytest.approx(0.0, abs=1e-12)
     assert summarise_outcomes(play_cubeless(pub, pub, range(6), seed=4)).adjusted_ppg is None
 
-
-class _OneAtATime:
-    """A player without a batch scorer (as gnubg-filtered is): the game loop asks it table by table."""
-
-    def __init__(self, inner: object) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.inner, name)
-
-    def batch_scorer(self) -> None:
-        return None
-
-
-def test_the_game_loop_judges_the_same_luck_as_the_vectorised_engine(luck: DuelLuck) -> None:
-    pub, rnd = load_agent("pubeval"), load_agent("random", seed=4)
-    vectorised = sorted(play_cubeless(pub.batch_scorer(), rnd.batch_scorer(), range(5), seed=9, luck=luck),
-                        key=lambda t: (t.deal, t.side))
-    loop = sorted(play_deals((_OneAtATime(pub), rnd), Rules(cubeful=False), range(5), seed=9,  # type: ignore[arg-type]
-                             luck=luck), key=lambda t: (t.deal, t.side))
-    assert [(t.deal, t.side, t.points) for t in loop] == [(t.deal, t.side, t.points) for t in vectorised]
-    assert [t.luck for t in loop] == pytest.approx([t.luck for t in vectorised], abs=1e-12)
-    assert all(t.luck is not None and t.luck != 0.0 for t in loop)
-    assert all(t.luck is None for t in play_deals((pub, rnd), Rules(cubeful=False), range(2), seed=9))
-    with pytest.raises(ValueError, match="cubeless money"):
-        play_deals((pub, rnd), Rules(), range(1), seed=9, luck=luck)
