@@ -156,6 +156,7 @@ if TYPE_CHECKING:
     from bgnet.trainer.distill import DistillError
     from bgnet.trainer.td import TDTargetError
     from bgnet.sim.selfplay import SelfPlayStateError
+    from bgnet.sim.duel_luck import DuelLuckError
 
 _LAZY = {
     "load_agent": "bgnet.play.agents", "BaseAgent": "bgnet.play.agents", "AgentSpecError": "bgnet.play.agents",
@@ -179,7 +180,7 @@ _LAZY = {
     "ProbsShapeError": "bgnet.core.errors", "FeatureVersionError": "bgnet.features.registry",
     "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
     "PruningError": "bgnet.nets.pruning", "CompanionError": "bgnet.nets.companion", "DistillError": "bgnet.trainer.distill",
-    "DuelSpecError": "bgnet.sim.runner",
+    "DuelSpecError": "bgnet.sim.runner", "DuelLuckError": "bgnet.sim.duel_luck",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -193,7 +194,7 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
                  "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "CompanionError",
-                 "DistillError", "DuelSpecError")
+                 "DistillError", "DuelSpecError", "DuelLuckError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [

@@ -13,7 +13,7 @@ from bgnet.play.agents import BaseAgent, load_agent
 from bgnet.sim.duel import (PubevalScorer, RandomScorer, TableOutcome, deal_dice, paired_duel, play_cubeless,
                         play_deals, ratio_ci95, summarise, summarise_outcomes)
 from bgnet.play.game import Rules
-from bgnet.sim.duel_luck import default_duel_luck
+from bgnet.sim.duel_luck import DuelLuckError, default_duel_luck
 
 
 def test_deal_dice_are_reproducible_and_open_with_two_different_dice() -> None:
@@ -145,7 +145,7 @@ def test_the_game_loop_judges_the_same_luck_as_the_vectorised_engine() -> None:
     assert [t.luck for t in loop] == pytest.approx([t.luck for t in vectorised], abs=1e-12)
     assert all(t.luck is not None and t.luck != 0.0 for t in loop)
     assert all(t.luck is None for t in play_deals((pub, rnd), Rules(cubeful=False), range(2), seed=9))
-    with pytest.raises(ValueError, match="cubeless money"):
+    with pytest.raises(DuelLuckError, match="cubeless money"):
         play_deals((pub, rnd), Rules(), range(1), seed=9, luck=luck)
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from bgnet.core import _game_kernels as gk
-from bgnet.sim.duel_luck import DuelLuck
+from bgnet.sim.duel_luck import DuelLuck, DuelLuckError
 from bgnet.sim.duel_stats import DuelResult, TableOutcome, ratio_ci95, summarise, summarise_outcomes
 from bgnet.play.game import (Game, Match, Rules, allowed_answer, double, may_double, may_raccoon, play,
                         play_generated, pre_beaver_state, raccoon, respond, roll, roll_and_play_generated)
@@ -265,7 +265,7 @@ def play_deals(agents: tuple[Agent, Agent], rules: Rules, deals: Sequence[int], 
     it, so the same games give the same luck on either engine.
     """
     if luck is not None and not (rules.is_money and not rules.cubeful):
-        raise ValueError("a duel's luck is measured in cubeless money games only")
+        raise DuelLuckError("a duel's luck is measured in cubeless money games only")
     per_table = max(1, max_games) if rules.is_money else 0
     tables: list[_Table] = []
     for d in deals:

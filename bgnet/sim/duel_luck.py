@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from bgnet.core.errors import BgnetError
 from bgnet.core.probs import equities
 from bgnet.core.protocols import Evaluator, ProbsFn
 from bgnet.nets.pruning import PrunedEvaluator
@@ -24,6 +25,10 @@ __all__ = ["DuelLuck", "default_duel_luck"]
 
 JUDGE_CANDIDATES = 1
 """Plays per roll the judge values: the fitted ranker's best (``RolloutSettings.luck_candidates``' default)."""
+
+
+class DuelLuckError(BgnetError):
+    """A duel's luck asked for where it cannot be measured: with the cube or in a match."""
 
 
 class DuelLuck:

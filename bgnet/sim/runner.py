@@ -43,7 +43,7 @@ class DuelSpec:
     """None: cubeless money play."""
     luck: bool = False
     """Also measure each table's luck (``bgnet.sim.duel_luck``, judged by the released net) for a luck-adjusted
-    summary; cubeless money on the vectorised engine only (``DuelSpecError`` otherwise)."""
+    summary; cubeless money only, on either engine (``DuelSpecError`` otherwise)."""
 
     def agent_seed(self, index: int) -> int:
         """Seed for agent ``index`` (0 = A, 1 = B): differs per side so two random players differ."""
