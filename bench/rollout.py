@@ -196,10 +196,9 @@ def section_vr(seed: int, trials: int = 1296, repeats: int = 3) -> dict[str, obj
     ours(net, OPENING, 36, 2, True, seed)
     variants = {"luck, the ranker's top 1, valued by the student (default)": {},
                 "the same, valued by the release itself": {"luck_net": "net"},
-                "the same, a double's plays by a beam 8 wide": {"luck_beam": 8},
                 "luck, the ranker's top 2": {"luck_candidates": 2},
-                "luck, pubeval's top 2 (before)": {"luck_ranker": "pubeval", "luck_candidates": 2, "luck_beam": 0},
-                "luck, pubeval's top 1": {"luck_ranker": "pubeval", "luck_candidates": 1, "luck_beam": 0}}
+                "luck, pubeval's top 2 (before)": {"luck_ranker": "pubeval", "luck_candidates": 2},
+                "luck, pubeval's top 1": {"luck_ranker": "pubeval", "luck_candidates": 1}}
     runs: dict[str, list[dict[str, object]]] = {"plain": [], **{k: [] for k in variants}}
     for _ in range(repeats):  # interleaved, so that each repeat sees about the same load
         runs["plain"].append(ours(net, OPENING, trials, None, False, seed))

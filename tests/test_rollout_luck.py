@@ -57,7 +57,7 @@ def test_luck_plays_with_the_ranker_rerank_pubevals_best_few(boards, k: int, mar
     tables, extra = pubeval_tables()
     model = ranker.default()
     cand, slot, _owner = rk.luck_plays(boards, ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
-                                       *_ranker_arrays(model), model.window, 0)
+                                       *_ranker_arrays(model), model.window)
     n, nr = len(boards), len(ROLL_DICE)
     after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(ROLL_DICE, (n, 1)))
     idx, new_off = pubeval_top(after, off, model.window)
@@ -76,39 +76,16 @@ def test_luck_plays_with_the_ranker_rerank_pubevals_best_few(boards, k: int, mar
     assert differs > 0.1 * n * nr  # the ranker does re-rank: its top play is often not pubeval's
 
 
-def test_a_wide_double_beam_finds_every_play_and_a_narrow_one_some_of_them(boards) -> None:
-    """With room for every partial play the beam is a move generator for doubles (the same set of plays); at the
-    rollout's width 8 it keeps at most 8, legal ones in nearly every position."""
-    tables, extra = pubeval_tables()
-    out = np.empty((8192, 26), np.int8)
-    scores = np.empty(8192)
-    wide, narrow = rk.beam_scratch(2048), rk.beam_scratch(8)
-    legal = total = 0
-    for b in boards[::3]:
-        for d in range(1, 7):
-            after, _s, _n, _off = generate_plays(b[None, :], np.array([[d, d]], np.int8))
-            plays = {bytes(r) for r in after.view(np.uint8)}
-            n = rk.double_beam(b, d, 2048, tables, extra, WIN_SCORE, out, scores, *wide)
-            assert {bytes(r) for r in out[:n].view(np.uint8)} == plays
-            n = rk.double_beam(b, d, 8, tables, extra, WIN_SCORE, out, scores, *narrow)
-            assert 1 <= n <= 8 and (np.diff(scores[:n]) <= 0).all()  # best first
-            legal += sum(bytes(r) in plays for r in out[:n].view(np.uint8))
-            total += n
-    assert legal >= 0.98 * total
-
-
 def test_luck_ranker_is_checked() -> None:
     with pytest.raises(RolloutError, match="luck_ranker"):
         RolloutSettings(luck_ranker="gnubg")
-    with pytest.raises(RolloutError, match="luck_beam"):
-        RolloutSettings(luck_beam=-1)
 
 
 @pytest.mark.parametrize("k,margin", [(1, np.inf), (2, np.inf), (3, np.inf), (2, 1.0), (4, 0.5)])
 def test_luck_plays_are_the_move_generators_plays_ranked_by_pubeval(boards, k: int, margin: float) -> None:
     tables, extra = pubeval_tables()
     cand, slot, owner = rk.luck_plays(boards, ROLL_DICE, k, margin, tables, extra, WIN_SCORE,
-                                      *_ranker_arrays(ranker.default()), 0, 0)
+                                      *_ranker_arrays(ranker.default()), 0)
     n, nr = len(boards), len(ROLL_DICE)
     after, _s, _n, off = generate_plays(np.repeat(boards, nr, axis=0), np.tile(ROLL_DICE, (n, 1)))
     idx, new_off = pubeval_top(after, off, k, margin)
@@ -205,19 +182,3 @@ def test_luck_lowers_the_cubeful_standard_errors_without_moving_the_means(agent)
         assert a.cubeful_stderr < 0.5 * b.cubeful_stderr
         # The same trials: the means differ by the mean luck charged, which is of the order of the plain stderr.
         assert abs(a.cubeful_equity - b.cubeful_equity) < 4.0 * b.cubeful_stderr
-
-
-def test_a_narrow_double_beam_keeps_the_play_that_wins() -> None:
-    """Two checkers left on the 1-point and 6-6: both come off with the first two steps, the game is won; a beam of
-    1 must keep that play, though a position with checkers left could have played all four steps."""
-    tables, extra = pubeval_tables()
-    b = np.zeros(26, np.int8)
-    b[1] = 2
-    b[20] = -5
-    out = np.empty((64, 26), np.int8)
-    scores = np.empty(64)
-    n = rk.double_beam(b, 6, 1, tables, extra, WIN_SCORE, out, scores, *rk.beam_scratch(1))
-    assert n == 1 and out[0, 1:26].max() == 0 and scores[0] == WIN_SCORE
-    b[1], b[3] = 1, 3  # four checkers: 6-6 bears them all off; a beam of 2 still finds the win
-    n = rk.double_beam(b, 6, 2, tables, extra, WIN_SCORE, out, scores, *rk.beam_scratch(2))
-    assert out[0, 1:26].max() == 0 and scores[0] == WIN_SCORE

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.core._movegen_kernels import (
-    MAX_PER_POSITION, TABLE_SIZE, apply_step, board_keys, gen_one, step_sources, step_target, top_bit, undo_step,
+    MAX_PER_POSITION, TABLE_SIZE, gen_one,
 )
 from bgnet.core.race import race_scan
 from bgnet.nets.ranker import score_row, table_score
@@ -86,153 +86,18 @@ def pubeval_top_kernel(after, offsets, k, margin, tables, extra, win_score):  # 
     return out[:m], new_offsets
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _step_gain(b, p, t, hit, tables, extra, v):  # type: ignore[no-untyped-def]
-    """Change of pubeval's table score (vector ``v``) when my checker moves p -> t (0 = off) on board ``b``, before
-    the move is made; my own bar (p = 25) is not a pubeval input."""
-    g = 0.0
-    if p <= 24:
-        n = b[p]
-        g += tables[v, 24 - p, n - 1 + 15] - tables[v, 24 - p, n + 15]
-    if t >= 1:
-        n = b[t]
-        new = 1 if hit else n + 1
-        g += tables[v, 24 - t, new + 15] - tables[v, 24 - t, n + 15]
-        if hit:
-            g += extra[v, 0] * 0.5
-    else:
-        g += extra[v, 1] / 15.0
-    return g
-
-
 @njit(cache=True, nogil=True)
-def beam_scratch(width):  # type: ignore[no-untyped-def]
-    """Scratch of ``double_beam``: states' boards (two), their keys, occupancy, source limit and checkers in play
-    (two), scores, and the window of each step's best children (parent, from, to, keys) with their scores."""
-    return (np.empty((width, 26), np.int8), np.empty((width, 26), np.int8), np.empty((width, 5), np.int64),
-            np.empty((width, 5), np.int64), np.empty(width, np.float64), np.empty((width, 5), np.int64),
-            np.empty(width, np.float64))
-
-
-@njit(cache=True, nogil=True)
-def double_beam(board, d, width, tables, extra, win_score, out_b, scores, beam, nxt, st, nst, sc, kid,
-                ks):  # type: ignore[no-untyped-def]
-    """The plays of double ``d`` kept by a beam over its four steps, into ``out_b`` / ``scores``; returns how many.
-
-    At each step every kept partial play is extended by one legal step of the move
-    generator's rules (``bgnet.core._movegen_kernels``: bar first, sources never increasing,
-    so each set of steps is made once), and the ``width`` distinct results that score
-    best by pubeval's table (the vector of the position before the roll, updated step
-    by step) are kept; the deepest step reached gives the plays. A fixed function of the
-    position, so a luck built on it stays exact; with a beam as wide as the plays it
-    finds every legal play. A play that bears off the last checker stays in the beam
-    to the end. A beam can stop a step short of what a pruned line could have played:
-    the play it keeps then breaks the rule of playing all four, which only makes the
-    luck a looser estimate.
-    """
-    in_play, race = race_scan(board)
-    v = 0 if race else 1
-    base = table_score(board, tables, extra, in_play, race)
-    for x in range(26):
-        beam[0, x] = board[x]
-    k1, k2, occ = board_keys(beam[0])
-    st[0, 0] = k1
-    st[0, 1] = k2
-    st[0, 2] = occ
-    st[0, 3] = 25
-    st[0, 4] = in_play
-    sc[0] = base
-    nb = 1
-    for _step in range(4):
-        nk = 0
-        for i in range(nb):
-            b = beam[i]
-            m = step_sources(b, st[i, 2], st[i, 3]) if st[i, 4] > 0 else np.int64(1)  # a won game stays as it is
-            while m:
-                if st[i, 4] == 0:
-                    m = np.int64(0)
-                    p = -1
-                    t = -1
-                    score = sc[i]
-                    ka = st[i, 0]
-                    kb = st[i, 1]
-                else:
-                    p = top_bit(m)
-                    m ^= np.int64(1) << np.int64(p)
-                    t = step_target(b, p, d, st[i, 2])
-                    if t < 0:
-                        continue
-                    hit = t >= 1 and b[t] == -1
-                    score = sc[i] + _step_gain(b, p, t, hit, tables, extra, v)
-                    if t == 0 and st[i, 4] == 1:
-                        score = win_score
-                    ka, kb, _o, h = apply_step(b, p, t, st[i, 0], st[i, 1], st[i, 2])
-                    undo_step(b, p, t, h)
-                # into the sorted (best first) window of the best ``width`` distinct children
-                if nk == width and score <= ks[nk - 1]:
-                    continue
-                dup = False
-                for q in range(nk):
-                    if kid[q, 3] == ka and kid[q, 4] == kb:
-                        dup = True
-                        break
-                if dup:
-                    continue
-                q = nk if nk < width else width - 1
-                if nk < width:
-                    nk += 1
-                while q > 0 and ks[q - 1] < score:
-                    for x in range(5):
-                        kid[q, x] = kid[q - 1, x]
-                    ks[q] = ks[q - 1]
-                    q -= 1
-                kid[q, 0] = i
-                kid[q, 1] = p
-                kid[q, 2] = t
-                kid[q, 3] = ka
-                kid[q, 4] = kb
-                ks[q] = score
-        if nk == 0:
-            break
-        for c in range(nk):
-            i = kid[c, 0]
-            for x in range(26):
-                nxt[c, x] = beam[i, x]
-            for x in range(5):
-                nst[c, x] = st[i, x]
-            if kid[c, 1] >= 0:
-                ka, kb, o2, _h = apply_step(nxt[c], kid[c, 1], kid[c, 2], st[i, 0], st[i, 1], st[i, 2])
-                nst[c, 0] = ka
-                nst[c, 1] = kb
-                nst[c, 2] = o2
-                nst[c, 3] = kid[c, 1]
-                nst[c, 4] = st[i, 4] - (1 if kid[c, 2] == 0 else 0)
-            scores[c] = ks[c]
-        nb = nk
-        beam, nxt = nxt, beam
-        st, nst = nst, st
-        for q in range(nb):
-            sc[q] = scores[q]
-    for q in range(nb):
-        for x in range(26):
-            out_b[q, x] = beam[q, x]
-        scores[q] = sc[q]
-    return nb
-
-
-@njit(cache=True, nogil=True)
-def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rextra, rcontact, window,
-               beam):  # type: ignore[no-untyped-def]
+def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rextra, rcontact,
+               window):  # type: ignore[no-untyped-def]
     """For each board and roll, the best ``k`` plays (less those more than ``margin`` below the best).
 
     With ``window`` 0 the plays are ranked by pubeval (``tables``, ``extra``); else
     pubeval's best ``window`` are re-ranked by ``bgnet.nets.ranker``'s score (``rtables``,
-    ``rextra``, ``rcontact``), and ``margin`` is in the ranker's units. With ``beam`` > 0
-    a double's plays are those of ``double_beam`` of that width instead of every play.
+    ``rextra``, ``rcontact``), and ``margin`` is in the ranker's units.
     Returns ``(cand, slot, owner)``: ``cand`` (M, 26) int8 the distinct afterstates of
     each board, turned round (the opponent on roll); ``slot`` (B, R, k) int64 the row
     of ``cand`` of each roll's kept plays in the move generator's play order (-1 past
-    the last kept one): with ``window`` and ``beam`` 0 the same plays, in the same order, as
+    the last kept one): with ``window`` 0 the same plays, in the same order, as
     ``gen_batch`` followed by ``pubeval_top_kernel``; ``owner`` (M,) the board
     each row belongs to.
     """
@@ -252,7 +117,6 @@ def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rext
     top = np.empty(k, np.int64)
     order = np.empty(k, np.int64)
     kk = k if window == 0 else window  # pubeval's window
-    bs = beam_scratch(max(beam, 1))
     first = np.empty(kk, np.int64)
     cand = np.empty((n * nr * k, 26), np.int8)
     owner = np.empty(n * nr * k, np.int64)
@@ -267,17 +131,9 @@ def luck_plays(boards, rolls, k, margin, tables, extra, win_score, rtables, rext
     for i in range(n):
         stamp = i + 1
         for r in range(nr):
-            if beam > 0 and rolls[r, 0] == rolls[r, 1]:  # a double: the beam's plays, best first
-                cnt = double_beam(boards[i], np.int64(rolls[r, 0]), beam, tables, extra, win_score, out_b, scores,
-                                  bs[0], bs[1], bs[2], bs[3], bs[4], bs[5], bs[6])
-                cnt_gen = 0
-                c = min(cnt, kk)
-                for q in range(c):
-                    first[q] = q
-            else:
-                cnt_gen = gen_one(boards[i], np.int64(rolls[r, 0]), np.int64(rolls[r, 1]), out_b, out_s, out_n, out_d,
-                                  np.int64(0), tk1, tk2, tst, genbox, b, steps)  # int64s: gen_single's signature
-                c = 0
+            cnt_gen = gen_one(boards[i], np.int64(rolls[r, 0]), np.int64(rolls[r, 1]), out_b, out_s, out_n, out_d,
+                              np.int64(0), tk1, tk2, tst, genbox, b, steps)  # int64s: gen_single's signature
+            c = 0
             for j in range(cnt_gen):  # insertion into the sorted (best first) window of the best kk
                 sj = pubeval_row(out_b[j], tables, extra, win_score)
                 scores[j] = sj

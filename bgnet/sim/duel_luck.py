@@ -48,7 +48,7 @@ class DuelLuck:
         outcome = 6 * (d[:, 0] - 1) + (d[:, 1] - 1)  # the index in bgnet.sim.rollout_dice.DICE36
         got, mean, _ = roll_values(self.evaluator.probs_of_boards, np.ascontiguousarray(boards, np.int8), outcome,
                                    np.ones(len(boards), bool), JUDGE_CANDIDATES, 0, MONEY, MONEY, math.inf, "fitted",
-                                   0, self.value_fn)
+                                   self.value_fn)
         luck: np.ndarray = equities(got) - equities(mean)
         return luck
 

@@ -43,7 +43,7 @@ _NO_RANKER = _ranker.Ranker(np.zeros((2, 24, 31)), np.zeros((2, 2)), np.zeros(_r
 
 def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root_mover: np.ndarray, top: int,
                 prune: int, util: Utility, opp_util: Utility,
-                margin: float = math.inf, ranker: str = "pubeval", beam: int = 0, value_fn: ProbsFn | None = None
+                margin: float = math.inf, ranker: str = "pubeval", value_fn: ProbsFn | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The luck control variate of each board's roll: (value of the roll that came, average over the 21 rolls).
 
@@ -51,8 +51,7 @@ def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root
     play is the evaluator's best among the ``top`` plays ranked highest (cheap: the net
     scores ``21 * top`` afterstates per trial) by pubeval or, with ``ranker`` "fitted",
     by ``bgnet.nets.ranker``'s model among pubeval's best few, less those more than
-    ``margin`` (the ranker's units) below that roll's best (a double's plays found by a
-    beam of width ``beam``, when it is not 0), or with ``top == 0`` the 0-ply checker
+    ``margin`` (the ranker's units) below that roll's best, or with ``top == 0`` the 0-ply checker
     play itself (every play, or pubeval's best ``prune``). Values are the mover's 0-ply
     chances after that play, by ``value_fn`` when given (a cheaper net: any function of the
     position and roll keeps the luck an exact control variate), else ``probs_fn``. The
@@ -69,7 +68,7 @@ def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root
         fitted = _ranker.default() if ranker == "fitted" else _NO_RANKER
         cand, slot, owner = _rk.luck_plays(boards, ROLL_DICE, int(top), float(margin), tables, extra, WIN_SCORE,
                                            fitted.tables, fitted.extra, fitted.contact,
-                                           fitted.window if ranker == "fitted" else 0, int(beam))
+                                           fitted.window if ranker == "fitted" else 0)
         mover = flip_probs(net_probs(probs_fn if value_fn is None else value_fn, cand))
         vals = mover_values(mover, root_mover[owner], util, opp_util)
         per_slot = np.where(slot >= 0, vals[np.maximum(slot, 0)], -np.inf)

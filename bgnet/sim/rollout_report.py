@@ -72,7 +72,6 @@ def _play_line(s: RolloutSettings) -> str:
         play += ("; each roll's luck is judged against the play made" if s.luck_candidates == 0
                  else f"; each roll's luck is judged against {ranked}"
                  + ("" if s.luck_margin is None else f" within {s.luck_margin:g} {unit}")
-                 + (f" (doubles: the best of a search {s.luck_beam} plays wide)" if s.luck_beam else "")
                  + {"pruning": ", valued by the pruning net",
                     "student": ", valued by the net's student (a narrower net distilled from it)"}.get(s.luck_net, ""))
     return play

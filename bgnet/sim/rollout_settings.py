@@ -47,13 +47,6 @@ class RolloutSettings:
     luck_ranker: str = "fitted"
     """How those plays are ranked: "fitted" (``bgnet.nets.ranker``'s model re-ranks pubeval's best few; its top
     play is the net's own about 73% of the time, pubeval's about 67%) or "pubeval" (pubeval alone)."""
-    luck_beam: int = 0
-    """0 (the default): a double's plays for the luck are all generated, as the other rolls' are; a width up to 64:
-    they are found by a beam of that width over the double's four steps (pubeval's table score,
-    ``bgnet.sim._rollout_kernels.double_beam``), and the beam's plays are the ones ranked. The beam saved about 5%
-    of a rollout when the move generator was slow; since it was fixed (4 December) it saves nothing (2.91x against
-    2.82x a plain rollout's CPU at 8, one thread; the same wall time on two) and its standard error is 2-4% larger
-    (``bench/rollout.py --only vr``)."""
     luck_net: str = "student"
     """Which net values those plays: "student" (the evaluator's student, ``bgnet.nets.companion``, when it carries
     one: a narrower net distilled from the release, about half its cost a position, whose luck removes as much
@@ -100,8 +93,6 @@ class RolloutSettings:
         if (isinstance(self.luck_candidates, bool) or not isinstance(self.luck_candidates, int)
                 or self.luck_candidates < 0):
             raise RolloutError(f"luck_candidates must be 0 or a positive number of plays, got {self.luck_candidates!r}")
-        if isinstance(self.luck_beam, bool) or not isinstance(self.luck_beam, int) or not 0 <= self.luck_beam <= 64:
-            raise RolloutError(f"luck_beam must be 0 (every play) or a beam width up to 64, got {self.luck_beam!r}")
         if self.luck_ranker not in LUCK_RANKERS:
             raise RolloutError(f"luck_ranker must be one of {', '.join(LUCK_RANKERS)}, got {self.luck_ranker!r}")
         if self.luck_net not in LUCK_NETS:

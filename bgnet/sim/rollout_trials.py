@@ -176,7 +176,7 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
                 got, mean, free = roll_values(play_fn, b[rows], outcome[rows], root_mover[rows],
                                               settings.luck_candidates, settings.prune, util, opp_util,
                                               math.inf if settings.luck_margin is None else settings.luck_margin,
-                                              settings.luck_ranker, settings.luck_beam, luck_fn)
+                                              settings.luck_ranker, luck_fn)
                 diff = got - mean
                 root_diff = np.where(root_mover[rows, None], diff, diff @ FLIP_LINEAR)
                 luck[live[rows]] += root_diff
