@@ -521,3 +521,35 @@ def test_the_luck_valued_by_the_pruning_net_leaves_the_plays_and_the_mean(pruned
     assert np.corrcoef(luck_net, luck_pruning)[0, 1] > 0.8  # the same luck, nearly
     with pytest.raises(RolloutError):
         RolloutSettings(luck_net="pubeval")
+
+
+
+def test_a_one_ply_checker_play_is_the_hints_one_ply_choice(net) -> None:
+    """A rollout's 1-ply play (``rollout_play.choose``) is ``rank_moves``' best at 1 ply, the mean of the 1-ply and
+    0-ply values (``blend_one_ply``) included: on these positions that mean changes some choices."""
+    from bgnet.core.movegen import generate_plays, legal_moves, swap_sides_batch
+    from bgnet.core.probs import flip_probs
+    from bgnet.play.search import MONEY, evaluate_boards, rank_moves
+    from bgnet.sim.rollout_play import choose
+
+    rng = np.random.default_rng(7)
+    positions, pos = [], START
+    while len(positions) < 40:
+        moves = legal_moves(pos, tuple(int(d) for d in rng.integers(1, 7, 2)))
+        pos = moves[rng.integers(len(moves))].after.swap_sides()
+        if pos.is_game_over():
+            pos = START
+        elif rng.random() < 0.3:
+            positions.append(pos)
+    dice = rng.integers(1, 7, (len(positions), 2)).astype(np.int8)
+    after, _s, _n, offsets = generate_plays(np.array([p.board for p in positions], np.int8), dice)
+    pick = choose(net, swap_sides_batch(after), offsets, np.ones(len(positions), bool), 1, MONEY, MONEY)
+    plain_differs = 0
+    for g, p in enumerate(positions):
+        ranked = rank_moves(net, p, tuple(int(d) for d in dice[g]), 1)
+        assert tuple(after[pick[g]].tolist()) == ranked[0].move.after.board
+        searched = [r.move.after for r in ranked if r.ply == 1 and r.move.after is not None]
+        turned = np.array([a.swap_sides().board for a in searched], np.int8)
+        plain = MONEY.of(flip_probs(evaluate_boards(net, turned, 1)))  # the plain 1-ply values of the same plays
+        plain_differs += int(np.argmax(plain) != 0)
+    assert plain_differs > 0

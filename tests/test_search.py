@@ -13,7 +13,7 @@ from bgnet.cube.met import default_met
 from bgnet.core.rules import Result, result_kind, winner
 from bgnet.play.search import (
     ROLL_WEIGHTS, ROLLS, MoveFilter, SearchError, best_move, equity_at_score, evaluate_position,
-    match_winning_chance, rank_moves, utility_for,
+    match_winning_chance, rank_moves, utility_for, ONE_PLY_WEIGHT,
 )
 
 
@@ -106,14 +106,27 @@ def test_two_ply_identity() -> None:
     assert close(evaluate_position(fake_probs, pos, 2), Probs(*want), 1e-5)
 
 
+def _opponents_view(after: Position, ply: int) -> Probs:
+    """The opponent's ``ply``-ply chances of an afterstate, turned round to the mover's."""
+    return evaluate_position(fake_probs, after.swap_sides(), ply).flip()
+
+
 def test_ranked_plays_are_the_opponents_evaluation_flipped() -> None:
+    """At 0 and 2 plies a ranked play is worth the opponent's evaluation at that depth; a choice that stops at 1 ply
+    takes the mean of the 1-ply and 0-ply views (``blend_one_ply``)."""
     keep_all = MoveFilter(accept=1000)
-    for ply in (0, 1):
+    for ply in (0, 1, 2):
         ranked = rank_moves(fake_probs, CONTACT_NO_BAR, (6, 4), ply, filter=keep_all)
         assert {r.ply for r in ranked} == {ply}
         assert len(ranked) == len(legal_moves(CONTACT_NO_BAR, (6, 4)))
-        for r in ranked[:6]:
-            assert close(r.probs, evaluate_position(fake_probs, r.move.after.swap_sides(), ply).flip())
+        for r in ranked[:6 if ply < 2 else 2]:
+            assert r.move.after is not None
+            want = _opponents_view(r.move.after, ply)
+            if ply == 1:
+                zero = _opponents_view(r.move.after, 0)
+                want = Probs(*(ONE_PLY_WEIGHT * a + (1.0 - ONE_PLY_WEIGHT) * b for a, b in zip(want, zero)))
+                assert not close(want, _opponents_view(r.move.after, 1))  # the mean is not the plain 1-ply
+            assert close(r.probs, want)
             assert r.equity == pytest.approx(r.probs.equity())
         values = [r.equity for r in ranked]
         assert values == sorted(values, reverse=True)

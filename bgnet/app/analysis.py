@@ -44,7 +44,8 @@ from bgnet.core.movegen import legal_moves, roll_text
 from bgnet.core.notation import Move
 from bgnet.core.position import Position
 from bgnet.core.probs import Probs, flip_probs
-from bgnet.play.search import DEFAULT_FILTERS, MoveFilter, ProbsFn, Utility, evaluate_boards, utility_for
+from bgnet.play.search import (DEFAULT_FILTERS, MoveFilter, ProbsFn, Utility, blend_one_ply, evaluate_boards,
+                               utility_for)
 
 SHOWN = 5
 """Options listed per decision, besides the played one when it ranks lower (gnubg's default)."""
@@ -329,7 +330,8 @@ def _rank_game(fn: ProbsFn, items: list[_Checker], ply: int,
         for k, rows in by_util.items():
             mover, opp = utils[k]
             r = np.array(rows, np.int64)
-            probs[r] = flip_probs(evaluate_boards(fn, cand[r], level, opp, mover))
+            deep = flip_probs(evaluate_boards(fn, cand[r], level, opp, mover))
+            probs[r] = blend_one_ply(probs[r], deep) if ply == 1 else deep
             values[r] = mover.of(probs[r])
             depth[r] = level
     return [(probs[it.lo:it.lo + len(it.moves)], values[it.lo:it.lo + len(it.moves)],

@@ -11,6 +11,12 @@ Plies are counted the way GNU Backgammon counts them:
   afterstate, turned round: 0-ply ranks by the net on the afterstate, 1-ply by the
   opponent's best 0-ply replies to each of his 21 rolls.
 
+A play whose search stops at 1 ply is chosen by ``blend_one_ply``: the mean of its 1-ply and 0-ply values. The
+net is fitted to its own deeper searches, so its 0-ply value already holds much of what one more ply adds, while
+the 1-ply average brings back the errors of the 21 leaves it averages; the mean of the two chose better plays than
+either in duels (docs/BENCHMARKS.md). Positions' own evaluations (``evaluate_boards``, ``evaluate_position``,
+labels, cube decisions) and deeper searches are the plain search.
+
 Replies inside the tree are chosen at 0 ply, as gnubg does, which keeps 2-ply to
 one move-generation call and one evaluation per level. Each level handles all its
 positions at once: one ``generate_plays`` call for every roll of every position,
@@ -47,10 +53,20 @@ from bgnet.core.protocols import Evaluator, EvaluatorLike, ProbsFn, as_evaluator
 __all__ = ["DEFAULT_FILTERS", "MAX_PLY", "MONEY", "ROLLS", "ROLL_WEIGHTS", "Evaluator", "EvaluatorLike", "MoveFilter",
            "ProbsFn", "RankedMove", "RowUtilities", "SearchError", "SearchScorer", "Utility", "best_move",
            "check_ply", "equity_at_score", "evaluate_boards", "evaluate_position", "leaf_probs",
-           "match_winning_chance", "mwc_to_equity", "play_values", "rank_moves", "utility_for"]
+           "match_winning_chance", "mwc_to_equity", "play_values", "rank_moves", "utility_for", "blend_one_ply",
+           "ONE_PLY_WEIGHT"]
 
 MAX_PLY = 3
 """Deepest search accepted (3-ply is slow on a CPU; 2-ply is the practical limit)."""
+
+ONE_PLY_WEIGHT = 0.5
+"""The 1-ply search's share of a play's value when a move choice stops at 1 ply (``blend_one_ply``)."""
+
+
+def blend_one_ply(zero_ply: np.ndarray, one_ply: np.ndarray) -> np.ndarray:
+    """The value of plays whose choice stops at 1 ply: ``ONE_PLY_WEIGHT`` of their 1-ply chances ``one_ply``, the rest
+    their 0-ply chances ``zero_ply`` (same shape, same side)."""
+    return ONE_PLY_WEIGHT * np.asarray(one_ply, np.float64) + (1.0 - ONE_PLY_WEIGHT) * np.asarray(zero_ply, np.float64)
 
 ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b in range(1, a + 1))
 """The 21 distinct rolls, larger die first."""
@@ -365,7 +381,8 @@ def rank_moves(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | st
     All plays are scored at 0 ply; after each level ``filter`` (one MoveFilter, or
     one per level; default ``DEFAULT_FILTERS``) keeps the plays that go one ply
     deeper. Plays dropped early keep their shallower value and rank below the deeper
-    ones, as in GNU Backgammon. ``state`` (a match) ranks by equity at the score.
+    ones, as in GNU Backgammon. ``state`` (a match) ranks by equity at the score. At ``ply`` 1 the searched
+    plays' chances are ``blend_one_ply``'s.
     """
     ply = check_ply(ply)
     ev = as_evaluator(evaluator)
@@ -387,7 +404,8 @@ def rank_moves(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | st
     for level in range(1, ply + 1):
         f = filters[min(level - 1, len(filters) - 1)]
         alive = alive[f.select(util.of(probs[alive]))]
-        probs[alive] = flip_probs(_evaluate_boards(ev, cand[alive], level, opp, util))
+        deep = flip_probs(_evaluate_boards(ev, cand[alive], level, opp, util))
+        probs[alive] = blend_one_ply(probs[alive], deep) if ply == 1 else deep
         depth[alive] = level
     values = util.of(probs)
     order = np.lexsort((-values, -depth))  # deeper first, then by value; a stable sort: ties keep the move order
@@ -427,7 +445,8 @@ class SearchScorer:
         self.filters = tuple(filters)
 
     def score_plays(self, before: np.ndarray, after: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """The mover's money equity of every play, searched to ``ply`` for the plays the filters keep."""
+        """The mover's money equity of every play, searched to ``ply`` for the plays the filters keep (at 1 ply,
+        ``blend_one_ply``'s)."""
         cand = swap_sides_batch(after)
         probs = flip_probs(_leaf64(self.evaluator, cand))
         values = MONEY.of(probs)
@@ -441,6 +460,8 @@ class SearchScorer:
                 kept.append(rows[f.select(values[rows])])
             alive = np.sort(np.concatenate(kept)) if kept else alive[:0]
             deep = flip_probs(_evaluate_boards(self.evaluator, cand[alive], level, MONEY, None))
+            if self.ply == 1:
+                deep = blend_one_ply(probs[alive], deep)
             # Deeper plays rank above shallower ones, as in rank_moves: lift each level by 10 points.
             values[alive] = MONEY.of(deep) + 10.0 * level
         return values

@@ -20,7 +20,8 @@ from bgnet.core.probs import flip_probs
 from bgnet.core.protocols import ProbsFn
 from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.nets.pubeval import WIN_SCORE, pubeval_tables
-from bgnet.play.search import DEFAULT_FILTERS, MoveFilter, RowUtilities, Utility, evaluate_boards, play_values
+from bgnet.play.search import (DEFAULT_FILTERS, MoveFilter, RowUtilities, Utility, blend_one_ply, evaluate_boards,
+                               play_values)
 from bgnet.sim._rollout_kernels import pubeval_top_kernel
 
 
@@ -69,7 +70,8 @@ def choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover:
         rows = alive[row_root[alive] == side]
         if len(rows):
             on_roll, other = (opp_util, util) if side else (util, opp_util)
-            deep[row_root[alive] == side] = evaluate_boards(probs_fn, cand[rows], 1, on_roll, other)
+            deep[row_root[alive] == side] = blend_one_ply(cand_probs[rows], evaluate_boards(probs_fn, cand[rows], 1,
+                                                                                              on_roll, other))
     lifted = np.full(len(values), -np.inf)
     lifted[alive] = mover_values(flip_probs(deep), row_root[alive], util, opp_util)
     return gk.segment_argmax(lifted, offsets)
