@@ -523,7 +523,6 @@ def test_the_luck_valued_by_the_pruning_net_leaves_the_plays_and_the_mean(pruned
         RolloutSettings(luck_net="pubeval")
 
 
-
 def test_a_one_ply_checker_play_is_the_hints_one_ply_choice(net) -> None:
     """A rollout's 1-ply play (``rollout_play.choose``) is ``rank_moves``' best at 1 ply, the mean of the 1-ply and
     0-ply values (``blend_one_ply``) included: on these positions that mean changes some choices."""

@@ -331,7 +331,7 @@ def _rank_game(fn: ProbsFn, items: list[_Checker], ply: int,
             mover, opp = utils[k]
             r = np.array(rows, np.int64)
             deep = flip_probs(evaluate_boards(fn, cand[r], level, opp, mover))
-            probs[r] = blend_one_ply(probs[r], deep) if ply == 1 else deep
+            probs[r] = blend_one_ply(probs[r], deep, ply)
             values[r] = mover.of(probs[r])
             depth[r] = level
     return [(probs[it.lo:it.lo + len(it.moves)], values[it.lo:it.lo + len(it.moves)],

@@ -63,10 +63,13 @@ ONE_PLY_WEIGHT = 0.5
 """The 1-ply search's share of a play's value when a move choice stops at 1 ply (``blend_one_ply``)."""
 
 
-def blend_one_ply(zero_ply: np.ndarray, one_ply: np.ndarray) -> np.ndarray:
-    """The value of plays whose choice stops at 1 ply: ``ONE_PLY_WEIGHT`` of their 1-ply chances ``one_ply``, the rest
-    their 0-ply chances ``zero_ply`` (same shape, same side)."""
-    return ONE_PLY_WEIGHT * np.asarray(one_ply, np.float64) + (1.0 - ONE_PLY_WEIGHT) * np.asarray(zero_ply, np.float64)
+def blend_one_ply(zero_ply: np.ndarray, searched: np.ndarray, ply: int) -> np.ndarray:
+    """The chances of the plays a move choice that stops at ``ply`` searched, from their 0-ply chances ``zero_ply``
+    and their ``ply``-ply ones ``searched`` (same shape, same side): at 1 ply ``ONE_PLY_WEIGHT`` of the search and the
+    rest the 0-ply chances, deeper the search's own."""
+    if ply != 1:
+        return searched
+    return ONE_PLY_WEIGHT * np.asarray(searched, np.float64) + (1.0 - ONE_PLY_WEIGHT) * np.asarray(zero_ply, np.float64)
 
 ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b in range(1, a + 1))
 """The 21 distinct rolls, larger die first."""
@@ -405,7 +408,7 @@ def rank_moves(evaluator: EvaluatorLike, pos: Position, dice: Sequence[int] | st
         f = filters[min(level - 1, len(filters) - 1)]
         alive = alive[f.select(util.of(probs[alive]))]
         deep = flip_probs(_evaluate_boards(ev, cand[alive], level, opp, util))
-        probs[alive] = blend_one_ply(probs[alive], deep) if ply == 1 else deep
+        probs[alive] = blend_one_ply(probs[alive], deep, ply)
         depth[alive] = level
     values = util.of(probs)
     order = np.lexsort((-values, -depth))  # deeper first, then by value; a stable sort: ties keep the move order
@@ -460,8 +463,7 @@ class SearchScorer:
                 kept.append(rows[f.select(values[rows])])
             alive = np.sort(np.concatenate(kept)) if kept else alive[:0]
             deep = flip_probs(_evaluate_boards(self.evaluator, cand[alive], level, MONEY, None))
-            if self.ply == 1:
-                deep = blend_one_ply(probs[alive], deep)
+            deep = blend_one_ply(probs[alive], deep, self.ply)
             # Deeper plays rank above shallower ones, as in rank_moves: lift each level by 10 points.
             values[alive] = MONEY.of(deep) + 10.0 * level
         return values

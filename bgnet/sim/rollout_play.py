@@ -70,8 +70,8 @@ def choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover:
         rows = alive[row_root[alive] == side]
         if len(rows):
             on_roll, other = (opp_util, util) if side else (util, opp_util)
-            deep[row_root[alive] == side] = blend_one_ply(cand_probs[rows], evaluate_boards(probs_fn, cand[rows], 1,
-                                                                                              on_roll, other))
+            searched = evaluate_boards(probs_fn, cand[rows], ply, on_roll, other)
+            deep[row_root[alive] == side] = blend_one_ply(cand_probs[rows], searched, ply)
     lifted = np.full(len(values), -np.inf)
     lifted[alive] = mover_values(flip_probs(deep), row_root[alive], util, opp_util)
     return gk.segment_argmax(lifted, offsets)
