@@ -75,9 +75,16 @@ def test_the_command_writes_a_checkpoint_and_refuses_bad_input_in_one_sentence(t
     np.savez(tmp_path / "labels.npz", boards=boards, targets=probs)
     assert main([str(tmp_path / "s.pt"), str(tmp_path / "labels.npz"), "--hidden", "8,4", "--epochs", "1"]) == 0
     assert (tmp_path / "s.pt").is_file() and "wrote" in capsys.readouterr().err
+    assert main([str(tmp_path / "v1.pt"), str(tmp_path / "labels.npz"), "--hidden", "8", "--epochs", "1",
+                 "--features", "1"]) == 0  # the cheapest inputs, as a race net might use
+    capsys.readouterr()
+    from bgnet.nets.model import read_checkpoint
+
+    assert read_checkpoint(tmp_path / "v1.pt")["model_config"]["feature_version"] == 1
     for argv, words in (([str(tmp_path / "t.pt"), str(tmp_path / "none.npz")], "not a labels file"),
                         ([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--hidden", "8,x"], "not a list"),
-                        ([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--epochs", "0"], "positive")):
+                        ([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--epochs", "0"], "positive"),
+                        ([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--features", "9"], "not one of")):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -1,5 +1,5 @@
 """``python -m bgnet.trainer.distill OUT.pt LABELS.npz [MORE.npz ...] [--hidden 384,128] [--epochs E] [--lr LR]
-[--minibatch M] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh, narrower net
+[--minibatch M] [--features V] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh, narrower net
 to search labels (``bgnet.trainer.distill``)."""
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=DistillConfig.epochs)
     parser.add_argument("--lr", type=float, default=DistillConfig.lr)
     parser.add_argument("--minibatch", type=int, default=DistillConfig.minibatch)
+    parser.add_argument("--features", type=int, default=DistillConfig.features,
+                        help="feature version of the student's inputs (1 is the cheapest to encode)")
     parser.add_argument("--holdout", type=int, default=DistillConfig.holdout, help="labels kept out to measure the fit")
     parser.add_argument("--seed", type=int, default=DistillConfig.seed)
     parser.add_argument("--threads", type=int, default=DistillConfig.threads)
@@ -37,8 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         cfg = DistillConfig(hidden=parse_widths(args.hidden), epochs=args.epochs, lr=args.lr, minibatch=args.minibatch,
-                            holdout=args.holdout, seed=args.seed, threads=args.threads, group=args.group,
-                            rank_weight=args.rank_weight)
+                            features=args.features, holdout=args.holdout, seed=args.seed, threads=args.threads,
+                            group=args.group, rank_weight=args.rank_weight)
         held = distill(args.labels, args.out, cfg, log=True)
     except (BgnetError, OSError) as exc:
         print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from bgnet.core.errors import BgnetError
+from bgnet.features.registry import FEATURE_VERSIONS
 from bgnet.trainer.labels import dequantize_probs
 
 if TYPE_CHECKING:  # torch loads inside the fit
@@ -42,7 +43,9 @@ class DistillConfig:
     """The student's shape and its fit."""
 
     hidden: tuple[int, ...] = (384, 128)
-    """Hidden widths (features version 2, ReLU), narrower than the release's 768-384."""
+    """Hidden widths (ReLU), narrower than the release's 768-384."""
+    features: int = 2
+    """Feature version of the student's inputs (``bgnet.features.registry``): 1 is the cheapest to encode."""
     epochs: int = 12
     lr: float = 1e-3
     """Adam's learning rate at the start; a cosine schedule takes it to 0 over the whole fit."""
@@ -62,6 +65,8 @@ class DistillConfig:
         if (not self.hidden or min(self.hidden) < 1 or self.epochs < 1 or self.minibatch < 1 or self.threads < 1
                 or self.group < 1):
             raise DistillError(f"a student needs positive widths, epochs, minibatch, threads and group, got {self}")
+        if self.features not in FEATURE_VERSIONS:
+            raise DistillError(f"features version {self.features} is not one of {FEATURE_VERSIONS}")
         if not self.lr > 0.0 or self.holdout < 0 or self.rank_weight < 0.0:
             raise DistillError(f"the learning rate must be positive, the holdout and rank weight not negative, "
                                f"got {self}")
@@ -123,11 +128,11 @@ def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     hold, train = holdout_split(n, g, cfg.holdout, rng)
-    net = BgNet(ModelConfig.for_features(cfg.hidden, "relu", 2))
+    net = BgNet(ModelConfig.for_features(cfg.hidden, "relu", cfg.features))
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     steps = cfg.epochs * -(-len(train) // cfg.minibatch)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(steps, 1))
-    x_hold = torch.from_numpy(encode(boards[hold], version=2))
+    x_hold = torch.from_numpy(encode(boards[hold], version=cfg.features))
     y_hold = torch.from_numpy(np.ascontiguousarray(targets[hold], np.float32))
     train_boards, train_targets = boards[train], targets[train]  # gathered once, not every epoch
     train_inputs = fit_inputs(net, train_boards, torch.device("cpu"))  # and encoded once
