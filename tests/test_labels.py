@@ -84,7 +84,8 @@ def test_label_cli_prune_gives_the_released_nets_pruned_search(tmp_path, capsys)
     # chances of evaluate_boards on the pruned evaluator; without --ply, or with --trials, it is refused.
     from bgnet.cli.labels import main
     from bgnet.core.resources import default_checkpoint
-    from bgnet.nets.fastnet import load_numpy_net
+    from bgnet.nets.bearoff import with_database
+    from bgnet.nets.fastnet import load_evaluator
     from bgnet.nets.pruning import with_pruning
     from bgnet.play.search import evaluate_boards
 
@@ -100,7 +101,7 @@ def test_label_cli_prune_gives_the_released_nets_pruned_search(tmp_path, capsys)
     boards = np.array(walk, np.int8)
     np.savez(inp, boards=boards)
     assert main(["label", str(inp), str(out), "--ply", "1", "--prune"]) == 0
-    fn = load_numpy_net(default_checkpoint()).probs_of_boards
+    fn = with_database(load_evaluator(default_checkpoint())).probs_of_boards
     pruned = evaluate_boards(with_pruning(fn, default_checkpoint()), boards, 1)
     got = load_targets(out)
     assert np.allclose(got.probs, pruned, atol=1e-6) and got.meta["prune"] == "True"
@@ -109,3 +110,30 @@ def test_label_cli_prune_gives_the_released_nets_pruned_search(tmp_path, capsys)
     for extra in (["--ply", "0"], ["--ply", "1", "--trials", "4"]):
         assert main(["label", str(inp), str(out), "--prune", *extra]) == 2
         assert "--prune applies to n-ply labels" in capsys.readouterr().err
+
+
+def test_label_cli_scores_each_board_with_its_kinds_net_and_bear_offs_exactly(tmp_path) -> None:
+    # A checkpoint with a race net of its own labels races with it, and pure bear-offs with the database, as the
+    # rounds' labels and every agent do (not with the contact net alone).
+    import torch
+
+    from bgnet.cli.labels import main
+    from bgnet.nets.model import BgNet, ModelConfig, NetSet, save_netset
+
+    torch.manual_seed(3)
+    netset = NetSet({"contact": BgNet(ModelConfig.for_features((8,), "relu", 2)),
+                     "race": BgNet(ModelConfig.for_features((6,), "relu", 1))})
+    save_netset(tmp_path / "set.pt", netset)
+    race = np.zeros(26, np.int8)
+    race[[6, 8, 13]], race[[19, 22]] = (5, 5, 5), (-8, -7)  # contact is over, checkers outside both home boards
+    bearoff = np.zeros(26, np.int8)
+    bearoff[[1, 3]], bearoff[[22, 24]] = (4, 3), (-2, -5)
+    contact = np.array(START.board, np.int8)
+    boards = np.stack([race, bearoff, contact])
+    np.savez(tmp_path / "in.npz", boards=boards)
+    assert main(["label", str(tmp_path / "in.npz"), str(tmp_path / "out.npz"), "--model", str(tmp_path / "set.pt")]) == 0
+    got = load_targets(tmp_path / "out.npz").probs
+    assert np.allclose(got, netset.probs_of_boards(boards), atol=1e-5)
+    only_contact = NetSet({"contact": netset.nets["contact"]}).probs_of_boards(boards)
+    assert not np.allclose(got[0], only_contact[0], atol=1e-3)  # the race net, not the contact net
+    assert np.allclose(got[2], only_contact[2], atol=1e-5) and got[1].sum() > 0
