@@ -131,7 +131,8 @@ def test_label_cli_scores_each_board_with_its_kinds_net_and_bear_offs_exactly(tm
     contact = np.array(START.board, np.int8)
     boards = np.stack([race, bearoff, contact])
     np.savez(tmp_path / "in.npz", boards=boards)
-    assert main(["label", str(tmp_path / "in.npz"), str(tmp_path / "out.npz"), "--model", str(tmp_path / "set.pt")]) == 0
+    argv = ["label", str(tmp_path / "in.npz"), str(tmp_path / "out.npz"), "--model", str(tmp_path / "set.pt")]
+    assert main(argv) == 0
     got = load_targets(tmp_path / "out.npz").probs
     assert np.allclose(got, netset.probs_of_boards(boards), atol=1e-5)
     only_contact = NetSet({"contact": netset.nets["contact"]}).probs_of_boards(boards)
