@@ -1,6 +1,6 @@
 """``python -m bgnet.trainer.distill OUT.pt LABELS.npz [MORE.npz ...] [--hidden 384,128] [--epochs E] [--lr LR]
-[--minibatch M] [--features V] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh, narrower net
-to search labels (``bgnet.trainer.distill``)."""
+[--minibatch M] [--features V] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh,
+narrower net to search labels (``bgnet.trainer.distill``)."""
 
 from __future__ import annotations
 
