@@ -9,10 +9,15 @@ pip loss and the squares, a ratio of two integers) divided once in float32: that
 rounds the exact ratio, and so does the numba kernel, whose few float64 operations err
 far less than such a ratio (small denominators) lies from a float32 rounding boundary.
 So the features are equal, bit for bit, and no float64 is needed.
+
+On a GPU a self-play step encodes about a million afterstates and each op is a pass over
+memory, so the ops work on the narrowest exact types: counts in int16, bit masks in int32,
+escape counts in int8, and each escape count is one shift and one lookup (``_wide_escapes``).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from bgnet.features import v2
@@ -25,19 +30,33 @@ _PAIRS = [(a, d) for a in range(1, 7) for d in range(a + 1, 7)]
 """The 15 non-double rolls (dice a < d); the 6 doubles come first in a roll axis of 21, as in v2's roll masks."""
 
 
+def _wide_escapes() -> np.ndarray:
+    """(2**24,) int8: v2's escape count for every 24 bits of held points ahead of a checker (bit r - 1: the point
+    r pips ahead held), so that a key is the held bits shifted, with no masks (v2's table keeps only the bits
+    1..12, 15, 16, 18, 20 and 24 that decide it)."""
+    m = np.arange(1 << 24, dtype=np.int32)
+    keys = ((m & 0xFFF) | (((m >> 14) & 3) << 12) | (((m >> 17) & 1) << 14) | (((m >> 19) & 1) << 15)
+            | (((m >> 23) & 1) << 16))
+    assert v2._FAR == (15, 16, 18, 20, 24)
+    return v2._ESCAPES[keys]
+
+
 def _constants(device: torch.device) -> dict[str, torch.Tensor]:
-    """Shift amounts, weights and v2's escape table on ``device``, made on first use there."""
+    """Shift amounts, weights and the wide escape table on ``device``, made on first use there."""
     consts = _CONSTANTS.get(device)
     if consts is None:
+        i32, i16 = torch.int32, torch.int16
         consts = {
-            "escapes": torch.from_numpy(v2._ESCAPES),
-            "base": 25 - torch.arange(1, 26),  # the blocker's number of the point before a mover's p = 1..25
-            "pow2": 1 << torch.arange(26),
-            "die": torch.arange(1, 7),
-            "die_a": torch.tensor([a for a, _ in _PAIRS]),
-            "die_d": torch.tensor([d for _, d in _PAIRS]),
-            "roll_weight": torch.tensor([1] * 6 + [2] * len(_PAIRS)),  # rolls of 36 each of the 21 stands for
-            "point": torch.arange(26),
+            "escapes": torch.from_numpy(_wide_escapes()),
+            # a mover's point p = 1..25 has the blocker's points 26 - p + r - 1 ... r pips ahead: shift by 26 - p;
+            # column 0 (no point) shifts every bit out, to key 0: nothing held, 36 escapes
+            "shift": torch.tensor([26] + [26 - p for p in range(1, 26)], dtype=i32),
+            "pow2": (1 << torch.arange(26)).to(i32),
+            "die": torch.arange(1, 7, dtype=i32),
+            "die_a": torch.tensor([a for a, _ in _PAIRS], dtype=i32),
+            "die_d": torch.tensor([d for _, d in _PAIRS], dtype=i32),
+            "roll_weight": torch.tensor([1] * 6 + [2] * len(_PAIRS), dtype=i32),  # rolls of 36 each stands for
+            "point": torch.arange(26, dtype=i16),
             # the expert inputs' denominators, in _expert_side's order (the variance's, column 11, varies by row)
             "denominators": torch.tensor([36, 36, 36 * 12, 36, 36, 36 * 36, 100, 25, 24, 12, 15 * 36, 1, 100, 20,
                                           100, 36]),
@@ -62,31 +81,21 @@ def _ratio(num: torch.Tensor, den: torch.Tensor | int) -> torch.Tensor:
 
 
 def _bits(mask: torch.Tensor, k: dict[str, torch.Tensor]) -> torch.Tensor:
-    """(N,) int64 with bit i + 1 set where ``mask`` (N, m) is True at column i (m <= 25): points 1..m as bits."""
-    return (mask.long() * k["pow2"][1:mask.shape[1] + 1]).sum(1)
+    """(N,) int32 with bit i + 1 set where ``mask`` (N, m) is True at column i (m <= 25): points 1..m as bits."""
+    return torch.where(mask, k["pow2"][1:mask.shape[1] + 1], 0).sum(1, dtype=torch.int32)
 
 
 def _high_bit(x: torch.Tensor) -> torch.Tensor:
-    """Index of the highest set bit of each x (0 <= x < 2**32), 0 for x == 0: the bits below it smeared, then counted
-    (SWAR sums)."""
-    for shift in (1, 2, 4, 8, 16):
-        x = x | (x >> shift)
-    x = x >> 1
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) >> 24) & 0xFF
+    """Index of the highest set bit of each int32 x, 0 for x == 0, for even x below 2**25 (bits 1..24: the blots a
+    roll hits): such an x is exact in float32, whose exponent field is that index."""
+    return ((x.float().view(torch.int32) >> 23) - 127).clamp(min=0)
 
 
 def _escape_rows(held: torch.Tensor, k: dict[str, torch.Tensor]) -> torch.Tensor:
-    """(N, 26): escapes (of 36) of a mover's checker on each of its points p = 1..25 against the blocker's held-point
-    bits ``held`` (N,), its own numbering; column 0 is 36 (no checker, nothing blocks it). v2's ``_escapes_bits``."""
-    hb, base = held.unsqueeze(1), k["base"]
-    keys = (hb >> (base + 1)) & 0xFFF  # 1..12 pips ahead, then the far steps of doubles (v2's _FAR)
-    for i, far in enumerate(v2._FAR):
-        keys = keys | (((hb >> (base + far)) & 1) << (12 + i))
-    rows = k["escapes"][keys].long()
-    return torch.cat([rows.new_full((len(rows), 1), 36), rows], dim=1)
+    """(N, 26) int8: escapes (of 36) of a mover's checker on each of its points p = 1..25 against the blocker's
+    held-point bits ``held`` (N,) int32, its own numbering; column 0 is 36 (no checker, nothing blocks it). v2's
+    ``_escapes_bits``: the held bits ahead of the point, shifted down, index the wide table."""
+    return k["escapes"][held.unsqueeze(1) >> k["shift"]]
 
 
 def _shots(c: torch.Tensor, o: torch.Tensor, k: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -113,7 +122,7 @@ def _shots(c: torch.Tensor, o: torch.Tensor, k: dict[str, torch.Tensor]) -> tupl
     both = (ob >> (a + b)) & ~((sb >> a) & (sb >> b)) & blots
     hits = torch.cat([within[3], first | second | both], dim=1)  # (N, 21)
     weight = k["roll_weight"]
-    p1 = ((hits != 0) * weight).sum(1)
+    p1 = torch.where(hits != 0, weight, 0).sum(1)
     loss = (_high_bit(hits) * weight).sum(1)  # a roll costs the pips of the farthest-back blot it hits: the largest t
 
     def one(x: torch.Tensor) -> torch.Tensor:
@@ -125,7 +134,7 @@ def _shots(c: torch.Tensor, o: torch.Tensor, k: dict[str, torch.Tensor]) -> tupl
     same_single = one(first) & ~two(first) & one(second) & ~two(second) & one(first & second)
     two_dice = one(first) & one(second) & ~same_single
     two_steps = two(within[0]) | (one(within[0]) & two(within[2])) | two(within[1])
-    p2 = (torch.cat([two_steps, two_dice], dim=1) * weight).sum(1)
+    p2 = torch.where(torch.cat([two_steps, two_dice], dim=1), weight, 0).sum(1)
     return p1, p2, loss
 
 
@@ -137,7 +146,7 @@ def _expert_side(c: torch.Tensor, o: torch.Tensor, esc_c: torch.Tensor, esc_o: t
     p1, p2, loss = _shots(c, o, k)
     rear = (point * (c > 0)).amax(1)  # 25 = bar, 0 = none
     rear_o = (point * (o > 0)).amax(1)
-    contained = 36 - esc_c[:, 15:25].amin(1)
+    contained = 36 - esc_c[:, 15:25].amin(1).long()
     behind = (point - (25 - rear_o).unsqueeze(1)).clamp(min=0)
     break_contact = (c * behind)[:, 1:].sum(1) * (rear_o > 0)
     held = c[:, 1:25] >= 2  # (N, 24): points 1..24
@@ -150,14 +159,14 @@ def _expert_side(c: torch.Tensor, o: torch.Tensor, esc_c: torch.Tensor, esc_o: t
     timing = (c[:, 7:] * (point[7:] - 6)).sum(1) + ((c[:, 2:7] - 2).clamp(min=0) * (point[2:7] - 1)).sum(1)
     backbone = torch.stack([(held[:, :24 - j] & held[:, j:]).sum(1) for j in range(1, 7)]).sum(0)  # pairs j apart
     pts = c[:, 1:25]
-    free_pips = 25 * c[:, 25] + (point[1:25] * ((pts == 1).long() + (pts - 2).clamp(min=0))).sum(1)
+    free_pips = 25 * c[:, 25] + (point[1:25] * ((pts == 1).to(pts.dtype) + (pts - 2).clamp(min=0))).sum(1)
     closed = (o[:, 1:7] >= 2).sum(1)
-    nums = [p1, p2, loss, esc_o.gather(1, rear.unsqueeze(1)).squeeze(1), contained, contained * contained,
+    nums = [p1, p2, loss, esc_o.gather(1, rear.long().unsqueeze(1)).squeeze(1).long(), contained, contained * contained,
             break_contact, rear, back, 25 - forward, mobility, n * q - s * s, timing, backbone, free_pips,
             closed * closed]
     # variance = (n * sum p^2 - (sum p)^2) / n^2: the one denominator that varies by row
     dens = torch.where(k["variance_column"], 100 * (n * n).clamp(min=1).unsqueeze(1), k["denominators"])
-    return _ratio(torch.stack(nums, dim=1), dens)
+    return _ratio(torch.stack([x.long() for x in nums], dim=1), dens)
 
 
 def encode_v2_torch(boards: torch.Tensor) -> torch.Tensor:
@@ -169,7 +178,7 @@ def encode_v2_torch(boards: torch.Tensor) -> torch.Tensor:
     sides = _sides(boards)
     n = len(boards)
     # own numbering: points 1..24, bar 25 (column 0 unused); rows 0..N-1 are S's, N..2N-1 O's
-    counts = torch.cat([sides.new_zeros(2 * n, 1), sides], dim=1).long()
+    counts = torch.cat([sides.new_zeros(2 * n, 1), sides], dim=1)  # int16
     esc = _escape_rows(_bits(counts[:, 1:25] >= 2, k), k)  # a checker of the other side against each row's points
     expert = _expert_side(counts, _swap_halves(counts), esc, _swap_halves(esc), k)
     out = torch.cat([encode_sides(boards, sides), expert[:n], expert[n:]], dim=1)

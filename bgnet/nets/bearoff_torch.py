@@ -34,11 +34,19 @@ def pure_bearoffs_torch(boards: torch.Tensor) -> torch.Tensor:
             & (b[:, 19:25] <= 0).all(1) & (b != 0).any(1))
 
 
+def _beyond(counts: torch.Tensor) -> torch.Tensor:
+    """(M, 5): the checkers beyond each of the points 1..5 of ``counts`` (M, 6), by four additions of columns (a
+    ``cumsum`` along rows is a scan kernel that took 7 ms a call on an H100 at a self-play step's 1.3 M rows)."""
+    running = [counts[:, 5]]
+    for p in (4, 3, 2, 1):
+        running.append(running[-1] + counts[:, p])
+    return torch.stack(running[::-1], dim=1)
+
+
 def _rank(counts: torch.Tensor, binom: torch.Tensor) -> torch.Tensor:
     """``bearoff_tables.rank`` of each row of ``counts`` (M, 6) (at most 15 checkers; other rows give any index)."""
     total = counts.sum(1)
-    after = counts.flip(1).cumsum(1).flip(1) - counts  # checkers beyond each point
-    m = after[:, :5] - 1
+    m = _beyond(counts) - 1
     cols = torch.arange(5, 0, -1, device=counts.device)  # positions with more checkers on point p + 1 come first
     terms = torch.where(m >= 0, binom[(m + cols).clamp(0, 31), cols], 0)
     return binom[(total + 5).clamp(0, 31), 6] + terms.sum(1)
