@@ -173,3 +173,23 @@ def test_committee_net_averages_the_members_heads_before_the_sigmoids():
         committee_net([members[0], BgNet(ModelConfig.for_features([8, 4], "tanh", 2))])
     with pytest.raises(ValueError, match="no nets"):
         committee_net([])
+
+
+_DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU")])]
+
+
+@pytest.mark.parametrize("device", _DEVICES)
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_infer_gives_the_forward_pass_chances(device, activation):
+    torch.manual_seed(3)
+    net = BgNet(ModelConfig(hidden=(64, 32), activation=activation)).to(device).eval()
+    x = torch.rand(300, net.config.num_features, device=device)
+    with torch.no_grad():
+        want = net(x)
+    got = net.infer(x)
+    assert not got.requires_grad
+    if device == "cpu":  # the fused product is the product and then the activation there
+        assert torch.equal(got, want)
+    else:  # cuBLASLt may sum in another order
+        assert torch.allclose(got, want, atol=1e-5)

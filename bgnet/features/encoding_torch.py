@@ -32,12 +32,20 @@ def _swap_halves(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([x[n:], x[:n]])
 
 
-def _raw(counts: torch.Tensor) -> torch.Tensor:
-    n = counts[:, :24].float()
-    units = torch.stack([(n == 1).float(), (n == 2).float(), (n >= 3).float(), ((n - 3) / 2).clamp(min=0)], dim=2)
-    bar = counts[:, 24].float()
-    off = 15 - n.sum(1) - bar
-    return torch.cat([units.reshape(len(n), 96), (bar / 2).unsqueeze(1), (off / 15).unsqueeze(1)], dim=1)
+def _write_raw(counts: torch.Tensor, dst: torch.Tensor) -> None:
+    """Write each side's 98 raw inputs into ``dst`` (2, N, 98), a view of the output (no stacked temporaries: on
+    a GPU each op is a pass over memory): four units a point (1, 2, 3 or more checkers, the excess over 3 halved),
+    the bar halved, the checkers off over 15."""
+    c = counts.view(2, -1, counts.shape[1])
+    n = c[..., :24].float()
+    units = dst[..., :96].unflatten(-1, (24, 4))
+    units[..., 0].copy_(c[..., :24] == 1)
+    units[..., 1].copy_(c[..., :24] == 2)
+    units[..., 2].copy_(c[..., :24] >= 3)
+    units[..., 3].copy_(((n - 3) / 2).clamp(min=0))
+    bar = c[..., 24].float()
+    dst[..., 96] = bar / 2
+    dst[..., 97] = (15 - n.sum(-1) - bar) / 15
 
 
 _HALF = 12
@@ -104,19 +112,23 @@ def _structure(own: torch.Tensor, other: torch.Tensor, den: torch.Tensor) -> tor
     return torch.stack([home, prime, blots, back, outfield, stripped, blocked], dim=1).float() / den
 
 
-def encode_sides(boards: torch.Tensor, sides: torch.Tensor) -> torch.Tensor:
-    """Set-1 features (N, 214) of int8 boards (N, 26) whose ``_sides`` are ``sides`` (2N, 25)."""
+def encode_sides(boards: torch.Tensor, sides: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Set-1 features (N, 214) of int8 boards (N, 26) whose ``_sides`` are ``sides`` (2N, 25), written into the first
+    214 columns of ``out`` (N, >= 214) float32 when given (a wider feature set's output, so that no piece is
+    concatenated); returns those columns."""
     n = len(boards)
+    assert RAW_PER_SIDE == 98
+    if out is None:
+        out = torch.empty((n, WIDTH), dtype=torch.float32, device=boards.device)
     k = _constants(boards.device)
-    race = race_torch(boards)
     weights = torch.arange(1, 26, device=boards.device, dtype=torch.float32)
     pips = (sides.float() * weights).sum(1)
-    raw = _raw(sides)
+    _write_raw(sides, out[:, :196].unflatten(1, (2, 98)).transpose(0, 1))
+    out[:, 196] = race_torch(boards)
+    out[:, 197:200] = torch.stack([pips[:n], pips[n:], pips[n:] - pips[:n]], dim=1) / k["pip_den"]
     structure = _structure(sides, _swap_halves(sides), k["structure_den"])
-    pip_inputs = torch.stack([pips[:n], pips[n:], pips[n:] - pips[:n]], dim=1) / k["pip_den"]
-    out = torch.cat([raw[:n], raw[n:], race.float().unsqueeze(1), pip_inputs, structure[:n], structure[n:]], dim=1)
-    assert out.shape[1] == WIDTH and RAW_PER_SIDE == 98
-    return out
+    out[:, 200:214].unflatten(1, (2, 7)).transpose(0, 1).copy_(structure.view(2, n, 7))
+    return out[:, :WIDTH]
 
 
 def encode_torch(boards: torch.Tensor) -> torch.Tensor:

@@ -181,6 +181,8 @@ def encode_v2_torch(boards: torch.Tensor) -> torch.Tensor:
     counts = torch.cat([sides.new_zeros(2 * n, 1), sides], dim=1)  # int16
     esc = _escape_rows(_bits(counts[:, 1:25] >= 2, k), k)  # a checker of the other side against each row's points
     expert = _expert_side(counts, _swap_halves(counts), esc, _swap_halves(esc), k)
-    out = torch.cat([encode_sides(boards, sides), expert[:n], expert[n:]], dim=1)
-    assert out.shape[1] == WIDTH and EXPERT_PER_SIDE == 16
+    out = torch.empty((n, WIDTH), dtype=torch.float32, device=boards.device)
+    set1 = encode_sides(boards, sides, out).shape[1]
+    assert set1 + 2 * EXPERT_PER_SIDE == WIDTH
+    out[:, set1:].unflatten(1, (2, EXPERT_PER_SIDE)).transpose(0, 1).copy_(expert.view(2, n, EXPERT_PER_SIDE))
     return out

@@ -88,7 +88,25 @@ class BgNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """(N, features) -> (N, 5): win, win gammon, win backgammon, lose gammon, lose backgammon."""
-        s = torch.sigmoid(self.head(self.body(x)))
+        return self._chances(self.head(self.body(x)))
+
+    def infer(self, x: torch.Tensor) -> torch.Tensor:
+        """``forward`` without gradients, each ReLU layer's bias and activation fused into its product
+        (``torch._addmm_activation``: cuBLASLt's ReLU epilogue on CUDA, so the hidden activations are written once
+        instead of three times; the same numbers as ``forward`` on the CPU)."""
+        fused = getattr(torch, "_addmm_activation", None)
+        with torch.no_grad():
+            if self.config.activation != "relu" or fused is None:
+                return self.forward(x)
+            h = x
+            for layer in self.linears()[:-1]:
+                h = fused(layer.bias, h, layer.weight.t())
+            return self._chances(self.head(h))
+
+    @staticmethod
+    def _chances(logits: torch.Tensor) -> torch.Tensor:
+        """The five outputs' logits (N, 5) -> the five chances, each conditional output times the ones it refines."""
+        s = torch.sigmoid(logits)
         win = s[:, 0]
         wg = win * s[:, 1]
         wbg = wg * s[:, 2]

@@ -83,7 +83,7 @@ def _net_forward(net: BgNet, device: torch.device, eval_batch: int) -> LeafFn:
     def forward(boards: torch.Tensor) -> torch.Tensor:
         out = torch.empty((len(boards), 5), dtype=torch.float32, device=device)
         for s in range(0, len(boards), eval_batch):
-            out[s:s + eval_batch] = net(encode(boards[s:s + eval_batch]).to(dtype)).float()
+            out[s:s + eval_batch] = net.infer(encode(boards[s:s + eval_batch]).to(dtype)).float()
         return out
     return forward
 

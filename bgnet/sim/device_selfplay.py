@@ -55,7 +55,7 @@ def net_probs(net: BgNet) -> BoardsProbs:
 
     def probs(boards: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
-            return net(encode(boards).to(dtype)).float()
+            return net.infer(encode(boards).to(dtype)).float()
     return probs
 
 
