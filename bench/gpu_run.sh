@@ -4,8 +4,9 @@
 # It uses the machine's python3 (its CUDA build of torch) and runs, each step under its own time limit so that the
 # whole call ends by BUDGET seconds (default 570): the move-generation benchmark; self-play with learning, the numba
 # host engine and the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a
-# step, TF32 matrix products) with a profile of where a step's time goes, then with the fits' TD sweep replayed from a
-# CUDA graph (--cuda-graphs), then (COMPILE=1) with the torch features
+# step, TF32 matrix products) with a profile of where a step's time goes, then with twice the games a step
+# (BIG_BATCH, default 131,072: the host's launches a step are the same for any batch), then (GRAPHS=1) with the fits'
+# TD sweep replayed from a CUDA graph (--cuda-graphs), (COMPILE=1) with the torch features
 # compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
 # the torch search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10); then, for TRAIN_MINUTES (default 0), training from the released
 # net with configs/gpu.toml; and last, side by side, the CUDA tests (at most TEST_SECONDS, default 240) and, with
@@ -52,8 +53,12 @@ step 45 movegen_torch.json $PY bench/movegen_torch.py --json
 step 75 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
 step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --profile-table "$WORK/profile.txt"
-step 70 selfplay_device_graphs.json $PY bench/selfplay.py --engine device --seconds 15 --device cuda --json \
-    --cuda-graphs
+step 90 selfplay_device_big.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+    --batch "${BIG_BATCH:-131072}"
+if [[ "${GRAPHS:-0}" == 1 ]]; then  # opt in: measured in the fifth run (1.01x)
+    step 70 selfplay_device_graphs.json $PY bench/selfplay.py --engine device --seconds 15 --device cuda --json \
+        --cuda-graphs
+fi
 if [[ "${COMPILE:-0}" == 1 ]]; then  # opt in: torch.compile of the features (on a 2-core CPU it did not finish in 10 min)
     step 150 selfplay_device_compiled.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --compile-features
@@ -86,7 +91,7 @@ def load(name):
         return None
 tests = (work / "pytest_cuda.txt").read_text().strip().splitlines()[-1:] if (work / "pytest_cuda.txt").exists() else []
 print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
-                                                          "selfplay_device_graphs", "selfplay_device_compiled",
+                                                          "selfplay_device_big", "selfplay_device_graphs", "selfplay_device_compiled",
                                                           "selfplay_device_fp32", "device_labels")}
                  | {"cuda_tests": tests}, indent=1))
 PY

@@ -1,0 +1,117 @@
+"""Bytes a device self-play step moves, op by op, counted on the CPU: where a GPU step's time goes, without a GPU.
+
+    python bench/device_traffic.py [--batch 4096] [--steps 4] [--top 25] [--json]
+
+Plays ``DeviceTrainer`` steps as configs/gpu.toml sets them (the release's architecture,
+features version 2), with ``train_batch`` scaled so that a fit comes every 4 steps as it
+does at 65,536 games, and counts for every torch op but views the bytes of its tensor
+arguments and results, by the bgnet line that called it. On a GPU nearly every op of a
+step is a pass over memory, so these bytes are its work (the H100 of the fifth GPU run
+moves about 3 TB a second); what the count cannot see are kernels slower than their
+bytes (a row ``cumsum``, a ``cat`` along rows), which the profile of a GPU run shows.
+Figures are per step, scaled to 65,536 games (linear in the batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
+from bgnet.sim.device_selfplay import DeviceSelfPlay  # noqa: E402
+from bgnet.trainer.config import build_config  # noqa: E402
+from bgnet.trainer.device_run import device_learning  # noqa: E402
+from bgnet.trainer.device_selfplay import DeviceTrainer  # noqa: E402
+
+VIEWS = ("select", "view", "unsqueeze", "expand", "slice", "alias", "detach", "t.default", "transpose", "permute",
+         "squeeze", "as_strided", "unflatten", "split", "unbind")
+"""Ops that move no data (their names contain one of these)."""
+GPU_GAMES = 65536
+"""configs/gpu.toml's games a step, to which the counts are scaled."""
+
+
+def _bytes(x: object) -> int:
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, (list, tuple)):
+        return sum(_bytes(y) for y in x)
+    return 0
+
+
+class Traffic(TorchDispatchMode):
+    """Counts bytes and ops by the innermost bgnet line on the stack."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes: collections.Counter[str] = collections.Counter()
+        self.ops: collections.Counter[str] = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        out = func(*args, **(kwargs or {}))
+        if not any(v in str(func) for v in VIEWS):
+            site = next((f"{f.filename.split('/bgnet/')[1]}:{f.lineno}" for f in reversed(traceback.extract_stack())
+                         if "/bgnet/" in f.filename), "?")
+            self.bytes[site] += _bytes(args) + _bytes(list((kwargs or {}).values())) + _bytes(out)
+            self.ops[site] += 1
+        return out
+
+
+def measure(batch: int, steps: int, warmup: int = 40) -> dict[str, object]:
+    """Warm ``batch`` games up, then count ``steps`` steady steps (one fit among them)."""
+    torch.manual_seed(0)
+    cfg = build_config("configs/gpu.toml", {"device": "cpu", "batch_games": batch})
+    cfg = dataclasses.replace(cfg, train_batch=4 * batch)
+    net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version))
+    trainer = DeviceTrainer(net, DeviceSelfPlay(batch, seed=cfg.seed), device_learning(cfg), seed=cfg.seed)
+    for _ in range(warmup):
+        trainer.step()
+    traffic = Traffic()
+    with traffic:
+        for _ in range(steps):
+            trainer.step()
+    scale = GPU_GAMES / batch / steps
+    total = sum(traffic.bytes.values())
+    by_file: collections.Counter[str] = collections.Counter()
+    for site, b in traffic.bytes.items():
+        by_file[site.split(":")[0]] += b
+    return {"batch": batch, "steps": steps, "gb_per_step_at_65536": total * scale / 1e9,
+            "ops_per_step": sum(traffic.ops.values()) / steps,
+            "by_file": {f: b / total for f, b in by_file.most_common()},
+            "by_line": [(s, b * scale / 1e9, traffic.ops[s] / steps) for s, b in traffic.bytes.most_common()]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=4096)
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    r = measure(args.batch, args.steps)
+    if args.json:
+        print(json.dumps({k: v for k, v in r.items() if k != "by_line"} | {"by_line": r["by_line"][:args.top]}))
+        return 0
+    print(f"{r['gb_per_step_at_65536']:.1f} GB a step at 65,536 games ({r['ops_per_step']:.0f} ops a step; counted at "
+          f"{args.batch} games over {args.steps} steps)")
+    for f, share in r["by_file"].items():
+        print(f"  {100 * share:5.1f}%  {f}")
+    print("\nlines (GB a step at 65,536 games, ops a step):")
+    for site, gb, ops in r["by_line"][:args.top]:
+        print(f"  {gb:7.2f}  {ops:6.1f}  {site}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
