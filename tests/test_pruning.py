@@ -271,3 +271,17 @@ def test_kept_rows_value_only_the_rows_they_rank_and_keep_what_ranking_every_row
         assert np.array_equal(rows, np.flatnonzero(mask))
         counts = np.diff(offsets)
         assert sum(seen) <= int(counts[counts > keep].sum())
+
+
+def test_the_exact_evaluator_answers_bear_offs_from_the_database_and_the_rest_from_the_net():
+    from bgnet.nets.bearoff import database
+    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.nets.pruning import load_exact_evaluator
+
+    path = RELEASE
+    bearoff = Position.from_points({1: 3, 2: 2}, {1: 2, 3: 1}).board
+    boards = np.array([Position.start().board, bearoff], np.int8)
+    got = load_exact_evaluator(path).probs_of_boards(boards)
+    net = load_evaluator(path).probs_of_boards(boards)
+    assert np.allclose(got[0], net[0])
+    assert np.allclose(got[1], database().lookup(boards[1:])[1][0]) and not np.allclose(got[1], net[1], atol=1e-4)

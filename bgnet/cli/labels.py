@@ -83,8 +83,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     """Label IN.npz into OUT.npz and say how many targets were written; returns the exit status."""
     args = build_parser(prog).parse_args(argv)
     from bgnet.core.resources import default_checkpoint
-    from bgnet.nets.bearoff import with_database
-    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.nets.pruning import load_exact_evaluator
     from bgnet.sim.backends import make_backend, single_blas_thread
     from bgnet.sim.rollout_settings import RolloutSettings
     from bgnet.trainer.labels import label_positions, save_targets
@@ -93,7 +92,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         boards = _read_boards(args.inp)
         checkpoint = args.model or default_checkpoint()
         # the checkpoint's nets by kind when it has several, and the exact bear-off database, as rounds label
-        fn = with_database(load_evaluator(checkpoint)).probs_of_boards
+        fn = load_exact_evaluator(checkpoint).probs_of_boards
         if args.prune:
             fn = _pruned(checkpoint, fn, args.ply, args.trials)
         settings = RolloutSettings(trials=max(1, args.trials), ply=min(args.ply, 1) if args.trials > 0 else 0,

@@ -177,14 +177,13 @@ def candidates_main(argv: Sequence[str]) -> int:
     import numpy as np
 
     from bgnet.core.atomic import atomic_write
-    from bgnet.nets.bearoff import with_database
-    from bgnet.nets.fastnet import load_evaluator
+    from bgnet.nets.pruning import load_exact_evaluator
     from bgnet.trainer.round_positions import candidate_positions, collect_positions
 
     try:
         if args.positions < 1 or args.candidates < 1:
             raise RoundsError("--positions and --candidates must be at least 1")
-        fn = with_database(load_evaluator(args.checkpoint)).probs_of_boards
+        fn = load_exact_evaluator(args.checkpoint).probs_of_boards
         positions = collect_positions(fn, args.positions, args.seed, batch_games=512)
         boards = candidate_positions(fn, positions, args.candidates, args.candidates * args.positions, args.seed + 1,
                                      grouped=args.grouped)

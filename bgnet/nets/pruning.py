@@ -27,13 +27,13 @@ from bgnet.core.errors import BgnetError
 from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
 from bgnet.core.resources import shipped_pruning_nets, shipped_student_nets
 from bgnet.nets import _pruning_kernels
-from bgnet.nets.bearoff import is_bearoff, with_database
+from bgnet.nets.bearoff import DatabaseEvaluator, is_bearoff, with_database
 from bgnet.nets.companion import (COMPANION_FORMAT, CompanionError, load_companion_net, read_companion_net,
                                    write_companion_net)
-from bgnet.nets.fastnet import KERNEL_LAYERS, NumpyNet
+from bgnet.nets.fastnet import KERNEL_LAYERS, NumpyNet, load_evaluator
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_PLAY_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows",
-           "KERNEL_LAYERS", "load_pruning_net", "load_student_net", "read_pruning_net", "with_pruning",
+           "KERNEL_LAYERS", "load_exact_evaluator", "load_pruning_net", "load_student_net", "read_pruning_net", "with_pruning",
            "write_pruning_net"]
 
 DEFAULT_KEEP = 5
@@ -152,3 +152,9 @@ def with_pruning(evaluator: E, checkpoint: str | os.PathLike[str], keep: int = D
         return evaluator
     student = load_student_net(checkpoint)
     return PrunedEvaluator(evaluator, pruning, keep, student=None if student is None else with_database(student))
+
+
+def load_exact_evaluator(checkpoint: str | os.PathLike[str]) -> DatabaseEvaluator:
+    """The net of ``checkpoint`` as labels, rankers and agents value boards (before any pruning): its nets by kind of
+    position (``bgnet.nets.fastnet.load_evaluator``) with exact answers for pure bear-offs."""
+    return with_database(load_evaluator(checkpoint))

@@ -130,12 +130,9 @@ class Engine:
         self.config = config
         self.model_path = str(checkpoint_path(config.model))  # "default" or a file, as every --model
         if probs_fn is None:
-            from bgnet.nets.bearoff import with_database
-            from bgnet.nets.fastnet import load_evaluator
+            from bgnet.nets.pruning import load_exact_evaluator, with_pruning
 
-            from bgnet.nets.pruning import with_pruning
-
-            probs_fn = with_pruning(with_database(load_evaluator(self.model_path)), self.model_path)
+            probs_fn = with_pruning(load_exact_evaluator(self.model_path), self.model_path)
         self.probs_fn: ProbsFn = probs_fn
         self._deep = threading.BoundedSemaphore(config.deep_jobs)
         self._lock: threading.Lock | None = threading.Lock() if config.engine_lock else None

@@ -17,8 +17,7 @@ import numpy as np
 from numba import njit
 
 from bgnet.nets import ranker as rk
-from bgnet.nets.bearoff import with_database
-from bgnet.nets.fastnet import load_evaluator
+from bgnet.nets.pruning import load_exact_evaluator
 from bgnet.core.movegen import generate_plays, swap_sides_batch
 from bgnet.core.position import Position
 from bgnet.core.probs import equities
@@ -182,7 +181,7 @@ class RankerFit:
 def fit_to_net(model: str | None, games: int, window: int, seed: int) -> RankerFit:
     """The ranker fitted to checkpoint ``model`` (the released net when None) on ``games`` self-play games from
     seed ``seed``, with a tenth as many other games' positions to check it on."""
-    probs_fn = with_database(load_evaluator(model or default_checkpoint()).probs_of_boards)
+    probs_fn = load_exact_evaluator(model or default_checkpoint()).probs_of_boards
     train = self_play_positions(probs_fn, games, seed)
     held_out = self_play_positions(probs_fn, max(1, games // 10), seed + 1_000_003)
     return RankerFit(fit(probs_fn, train, window), probs_fn, len(train), held_out)
