@@ -48,8 +48,8 @@ def _constants(device: torch.device) -> dict[str, torch.Tensor]:
         i32, i16 = torch.int32, torch.int16
         consts = {
             "escapes": torch.from_numpy(_wide_escapes()),
-            # a mover's point p = 1..25 has the blocker's points 26 - p + r - 1 ... r pips ahead: shift by 26 - p;
-            # column 0 (no point) shifts every bit out, to key 0: nothing held, 36 escapes
+            # r pips ahead of a mover's point p = 1..25 is the blocker's point 25 - p + r: shifting the held bits
+            # down by 26 - p puts it at bit r - 1; column 0 (no point) shifts them all out: key 0, 36 escapes
             "shift": torch.tensor([26] + [26 - p for p in range(1, 26)], dtype=i32),
             "pow2": (1 << torch.arange(26)).to(i32),
             "die": torch.arange(1, 7, dtype=i32),
@@ -161,12 +161,12 @@ def _expert_side(c: torch.Tensor, o: torch.Tensor, esc_c: torch.Tensor, esc_o: t
     pts = c[:, 1:25]
     free_pips = 25 * c[:, 25] + (point[1:25] * ((pts == 1).to(pts.dtype) + (pts - 2).clamp(min=0))).sum(1)
     closed = (o[:, 1:7] >= 2).sum(1)
-    nums = [p1, p2, loss, esc_o.gather(1, rear.long().unsqueeze(1)).squeeze(1).long(), contained, contained * contained,
+    nums = [p1, p2, loss, esc_o.gather(1, rear.long().unsqueeze(1)).squeeze(1), contained, contained * contained,
             break_contact, rear, back, 25 - forward, mobility, n * q - s * s, timing, backbone, free_pips,
             closed * closed]
     # variance = (n * sum p^2 - (sum p)^2) / n^2: the one denominator that varies by row
     dens = torch.where(k["variance_column"], 100 * (n * n).clamp(min=1).unsqueeze(1), k["denominators"])
-    return _ratio(torch.stack([x.long() for x in nums], dim=1), dens)
+    return _ratio(torch.stack(nums, dim=1), dens)  # stacked as int64 (type promotion)
 
 
 def encode_v2_torch(boards: torch.Tensor) -> torch.Tensor:

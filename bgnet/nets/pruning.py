@@ -33,8 +33,8 @@ from bgnet.nets.companion import (COMPANION_FORMAT, CompanionError, load_compani
 from bgnet.nets.fastnet import KERNEL_LAYERS, NumpyNet, load_evaluator
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_PLAY_KEEP", "PRUNING_FORMAT", "PrunedEvaluator", "PruningError", "kept_rows",
-           "KERNEL_LAYERS", "load_exact_evaluator", "load_pruning_net", "load_student_net", "read_pruning_net", "with_pruning",
-           "write_pruning_net"]
+           "KERNEL_LAYERS", "load_exact_evaluator", "load_pruning_net", "load_student_net", "read_pruning_net",
+           "with_pruning", "write_pruning_net"]
 
 DEFAULT_KEEP = 5
 """Replies of each roll the release values after the pruning net has ranked them (docs/BENCHMARKS.md: pruned
