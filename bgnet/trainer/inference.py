@@ -42,7 +42,7 @@ class TorchEvaluator:
         else:
             x = torch.from_numpy(encode(boards, self.threads, self.net.config.feature_version)).to(
                 self.device, non_blocking=True)
-        out: np.ndarray = self.net(x).float().cpu().numpy()
+        out: np.ndarray = self.net.infer(x).float().cpu().numpy()
         return out
 
     def _numpy_net(self) -> NumpyNet:
