@@ -378,3 +378,19 @@ def test_training_encodes_v2_on_the_device_when_asked(game_boards) -> None:
     losses = [fit(net, torch.optim.SGD(net.parameters(), lr=0.1), boards, targets, 64, 2, np.random.default_rng(5), cpu,
                   encode_on_device=flag) for net, flag in zip(nets, (True, False))]
     assert losses[0] == losses[1] and all(torch.equal(a, b) for a, b in zip(nets[0].parameters(), nets[1].parameters()))
+
+
+def test_the_wide_escape_table_gives_v2s_escapes_for_any_held_points():
+    """Each torch escape count (one shift of the held bits, one lookup in the 2**24-entry table) equals v2's own
+    ``_escapes_bits`` for random held points (bits 1..24) and every point of the mover."""
+    import torch
+
+    from bgnet.features.v2_torch import _constants, _escape_rows
+
+    rng = np.random.default_rng(12)
+    density = rng.uniform(0.05, 0.6, (3000, 1))  # sparse rows too: a double's far steps count only past open points
+    held = ((rng.random((3000, 24)) < density) << np.arange(1, 25)).sum(1)  # bits 1..24
+    rows = _escape_rows(torch.from_numpy(held).to(torch.int32), _constants(torch.device("cpu"))).numpy()
+    want = np.array([[36] + [E._escapes_bits(int(h), p, E._ESCAPES) for p in range(1, 26)] for h in held])
+    assert rows.shape == (3000, 26) and len(np.unique(want)) > 10
+    assert np.array_equal(rows, want)

@@ -32,13 +32,13 @@ _PAIRS = [(a, d) for a in range(1, 7) for d in range(a + 1, 7)]
 
 def _wide_escapes() -> np.ndarray:
     """(2**24,) int8: v2's escape count for every 24 bits of held points ahead of a checker (bit r - 1: the point
-    r pips ahead held), so that a key is the held bits shifted, with no masks (v2's table keeps only the bits
-    1..12, 15, 16, 18, 20 and 24 that decide it)."""
-    m = np.arange(1 << 24, dtype=np.int32)
-    keys = ((m & 0xFFF) | (((m >> 14) & 3) << 12) | (((m >> 17) & 1) << 14) | (((m >> 19) & 1) << 15)
-            | (((m >> 23) & 1) << 16))
+    r pips ahead held), so that a key is the held bits shifted, with no masks. v2's table keeps only the bits that
+    decide it (r = 1..12, then 15, 16, 18, 20 and 24 as its bits 12..16): each of the 4,096 values of the wide
+    key's bits 12..23 picks one 4,096-entry block of v2's table."""
     assert v2._FAR == (15, 16, 18, 20, 24)
-    return v2._ESCAPES[keys]
+    high = np.arange(1 << 12)  # the wide key's bits 12..23: r = 13..24
+    block = ((high >> 2) & 3) | (((high >> 5) & 1) << 2) | (((high >> 7) & 1) << 3) | (((high >> 11) & 1) << 4)
+    return v2._ESCAPES.reshape(32, 1 << 12)[block].reshape(-1)
 
 
 def _constants(device: torch.device) -> dict[str, torch.Tensor]:
