@@ -91,8 +91,9 @@ def load(name):
         return None
 tests = (work / "pytest_cuda.txt").read_text().strip().splitlines()[-1:] if (work / "pytest_cuda.txt").exists() else []
 print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
-                                                          "selfplay_device_big", "selfplay_device_graphs", "selfplay_device_compiled",
-                                                          "selfplay_device_fp32", "device_labels")}
+                                                          "selfplay_device_big", "selfplay_device_graphs",
+                                                          "selfplay_device_compiled", "selfplay_device_fp32",
+                                                          "device_labels")}
                  | {"cuda_tests": tests}, indent=1))
 PY
 log "done"

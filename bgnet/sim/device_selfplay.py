@@ -54,8 +54,7 @@ def net_probs(net: BgNet) -> BoardsProbs:
     dtype = placement(net)[1]
 
     def probs(boards: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            return net.infer(encode(boards).to(dtype)).float()
+        return net.infer(encode(boards).to(dtype)).float()  # infer takes no gradients
     return probs
 
 
