@@ -98,6 +98,8 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if min(args.batch, args.steps, args.top) < 1:
+        ap.error("--batch, --steps and --top must be at least 1")
     torch.set_num_threads(1)
     r = measure(args.batch, args.steps)
     if args.json:
