@@ -5,8 +5,9 @@
 # whole call ends by BUDGET seconds (default 570): the move-generation benchmark; self-play with learning, the numba
 # host engine and the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a
 # step, TF32 matrix products) with a profile of where a step's time goes, then with twice the games a step
-# (BIG_BATCH, default 131,072: the host's launches a step are the same for any batch), then (GRAPHS=1) with the fits'
-# TD sweep replayed from a CUDA graph (--cuda-graphs), (COMPILE=1) with the torch features
+# (BIG_BATCH, default 131,072: the host's launches a step are the same for any batch), then at that batch with each
+# fit's TD sweep and minibatch loop replayed from CUDA graphs (--cuda-graphs; GRAPHS=0 skips it), (COMPILE=1) with the
+# torch features
 # compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
 # the torch search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10); then, for TRAIN_MINUTES (default 0), training from the released
 # net with configs/gpu.toml; and last, side by side, the CUDA tests (at most TEST_SECONDS, default 240) and, with
@@ -55,9 +56,9 @@ step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 
     --profile-table "$WORK/profile.txt"
 step 90 selfplay_device_big.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --batch "${BIG_BATCH:-131072}"
-if [[ "${GRAPHS:-0}" == 1 ]]; then  # opt in: measured in the fifth run (1.01x)
-    step 70 selfplay_device_graphs.json $PY bench/selfplay.py --engine device --seconds 15 --device cuda --json \
-        --cuda-graphs
+if [[ "${GRAPHS:-1}" == 1 ]]; then  # the fits' loops from CUDA graphs, against the big batch's eager fits above
+    step 90 selfplay_device_graphs.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+        --batch "${BIG_BATCH:-131072}" --cuda-graphs
 fi
 if [[ "${COMPILE:-0}" == 1 ]]; then  # opt in: torch.compile of the features (on a 2-core CPU it did not finish in 10 min)
     step 150 selfplay_device_compiled.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \

@@ -250,7 +250,8 @@ def bench() -> int:
     ap.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default=None,
                     help="device engine: override the config's float32 matrix-product precision")
     ap.add_argument("--cuda-graphs", action="store_true",
-                    help="device engine: the fits' TD sweep replayed from a CUDA graph (config cuda_graphs)")
+                    help="device engine: each fit's TD sweep and minibatch loop replayed from CUDA graphs "
+                         "(config cuda_graphs)")
     ap.add_argument("--compile-features", action="store_true",
                     help="device engine: the torch features compiled by torch.compile (fused kernels; the warm-up "
                          "includes the compilation)")

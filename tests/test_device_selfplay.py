@@ -21,9 +21,9 @@ from bgnet.nets.bearoff import database, is_bearoff
 from bgnet.nets.bearoff_torch import DeviceBearoff
 from bgnet.nets.model import BgNet, ModelConfig
 from bgnet.sim.device_selfplay import DeviceSelfPlay, net_probs, roll_dice_torch
-from bgnet.sim.selfplay import START_BOARD, SelfPlay, SelfPlayStateError, roll_dice
+from bgnet.sim.selfplay import SelfPlay, SelfPlayStateError, roll_dice
 from bgnet.sim.trajectory_ring import END_ABANDONED, END_BEAROFF
-from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer, fit_samples
+from bgnet.trainer.device_selfplay import DeviceLearning, DeviceTrainer
 from bgnet.trainer.device_td import GraphedRingReturns, _returns, ring_lambda_returns
 from bgnet.trainer.td import lambda_returns, result_probs
 
@@ -313,8 +313,13 @@ def test_on_a_gpu_the_graphed_sweep_gives_the_eager_targets_fit_after_fit():
             trainer.step(0.05)
         return net
 
-    for a, b in zip(trained(True).parameters(), trained(False).parameters()):
-        assert torch.equal(a, b)
+    # The fits' loops replayed from a graph take Adam's rate as a device scalar: the same up to its rounding.
+    start = [p.detach().clone() for p in small_net(2).parameters()]
+    moved = 0.0
+    for a, b, s in zip(trained(True).parameters(), trained(False).parameters(), start):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+        moved = max(moved, float((b.cpu() - s).abs().max()))
+    assert moved > 1e-3  # the fits did learn
 
 
 def test_the_td_sweep_launches_a_few_ops_a_row():
@@ -338,19 +343,6 @@ def test_the_td_sweep_launches_a_few_ops_a_row():
     assert Kernels.count <= 9 * 150 + 60
 
 
-def test_fitting_the_samples_lowers_their_error():
-    net = small_net(1)
-    boards = torch.from_numpy(np.tile(START_BOARD, (64, 1)))
-    targets = torch.full((64, 5), 0.25)
-    samples = torch.arange(64) % 2 == 0
-    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
-    gen = torch.Generator().manual_seed(0)
-    first = fit_samples(net, opt, boards, targets, samples, 16, 4, gen)
-    for _ in range(5):
-        last = fit_samples(net, opt, boards, targets, samples, 16, 4, gen)
-    assert float(last) < 0.5 * float(first)
-
-
 def no_host_reads(monkeypatch) -> None:
     """Make every way Python reads a tensor's value raise."""
     def refuse(*args, **kwargs):
@@ -359,10 +351,12 @@ def no_host_reads(monkeypatch) -> None:
         monkeypatch.setattr(torch.Tensor, name, refuse)
 
 
+@pytest.mark.parametrize("graphs", [False, True])
 @pytest.mark.parametrize("device", DEVICES)
-def test_a_steady_step_and_fit_read_nothing_back(device, monkeypatch):
+def test_a_steady_step_and_fit_read_nothing_back(device, graphs, monkeypatch):
     net = small_net(2).to(device)
-    trainer = DeviceTrainer(net, DeviceSelfPlay(32, seed=1, device=device), DeviceLearning(fit_every=4, minibatch=64))
+    trainer = DeviceTrainer(net, DeviceSelfPlay(32, seed=1, device=device),
+                            DeviceLearning(fit_every=4, minibatch=64, cuda_graphs=graphs))
     for _ in range(12):  # warm-up: constants made, the fused optimizer's state created
         trainer.step(0.1)
     before = trainer.play.steps
@@ -378,9 +372,10 @@ def test_a_steady_step_and_fit_read_nothing_back(device, monkeypatch):
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_on_a_gpu_a_steady_step_and_fit_wait_only_for_the_move_generators_sizes():
+@pytest.mark.parametrize("graphs", [False, True])
+def test_on_a_gpu_a_steady_step_and_fit_wait_only_for_the_move_generators_sizes(graphs):
     trainer = DeviceTrainer(small_net(2).to("cuda"), DeviceSelfPlay(64, seed=1, device="cuda"),
-                            DeviceLearning(fit_every=4, minibatch=64))
+                            DeviceLearning(fit_every=4, minibatch=64, cuda_graphs=graphs))
     for _ in range(12):
         trainer.step(0.1)
     torch.cuda.set_sync_debug_mode("warn")

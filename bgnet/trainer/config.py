@@ -78,8 +78,9 @@ class TrainConfig:
     """torch's float32 matrix products: "highest" (float32 throughout), or "high" / "medium" (TF32 or bfloat16
     inside them on a GPU that has them, several times faster, about 1e-3 relative error; no effect on a CPU)."""
     cuda_graphs: bool = False
-    """Device engine on a CUDA GPU: each fit's TD(lambda) sweep over the full ring replayed from one CUDA graph
-    (the same targets, one launch instead of a few thousand); no effect elsewhere."""
+    """Device engine on a CUDA GPU: each fit's TD(lambda) sweep over the full ring and its minibatch loop (forward,
+    backward and Adam step of every minibatch) replayed from CUDA graphs, one launch each instead of thousands;
+    no effect elsewhere."""
     eval_every: int = 5_000
     """Games between evaluations against pubeval (0 = never)."""
     eval_pairs: int = 500

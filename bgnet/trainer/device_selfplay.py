@@ -2,7 +2,7 @@
 
 ``DeviceTrainer.step`` plays one ply of every game; every ``fit_every`` steps it turns the
 games that ended since the last fit into samples (``ring_lambda_returns``) and fits the net
-on them with a device-side minibatch loop (``fit_samples``): the samples are shuffled by a
+on them with a device-side minibatch loop (``bgnet.trainer.device_fit``): the samples are shuffled by a
 device generator, and a fixed number of minibatches, about one epoch of the positions played
 since the last fit, is drawn from them (cycling when fewer came). Nothing is read back to
 Python in a step or a fit: the loss stays a tensor until someone asks for it.
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 
-from bgnet.features.registry import feature_set
-from bgnet.nets.model import BgNet, placement
-from bgnet.trainer.config import ConfigError
+from bgnet.nets.model import BgNet
 from bgnet.sim.device_selfplay import DeviceSelfPlay
+from bgnet.trainer.config import ConfigError
+from bgnet.trainer.device_fit import GraphedFit, device_adam, fit_samples
 from bgnet.trainer.device_td import GraphedRingReturns, ring_lambda_returns
 
-__all__ = ["DeviceLearning", "DeviceTrainer", "device_adam", "fit_samples"]
+__all__ = ["DeviceLearning", "DeviceTrainer"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,8 @@ class DeviceLearning:
     epochs: int = 1
     """Minibatches per fit: about this many passes over the positions played since the last fit."""
     cuda_graphs: bool = False
-    """On a CUDA device, the TD sweep of a full ring replayed from a CUDA graph (``GraphedRingReturns``)."""
+    """On a CUDA device, each fit's TD sweep over a full ring (``GraphedRingReturns``) and its minibatch loop
+    (``GraphedFit``) replayed from CUDA graphs."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.lam <= 1.0:
@@ -49,45 +50,6 @@ class DeviceLearning:
     def batches(self, n_games: int) -> int:
         """Minibatches of one fit: ``epochs`` passes over the ``n_games * fit_every`` positions of its interval."""
         return max(1, math.ceil(self.epochs * n_games * self.fit_every / self.minibatch))
-
-
-def device_adam(params: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
-    """Adam with its fused kernel where this torch has one for the parameters' device (no host reads in a step),
-    else the plain one."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, fused=True)
-    except RuntimeError:  # no fused Adam for this device or dtype in this torch
-        return torch.optim.Adam(params, lr=lr)
-
-
-def fit_samples(net: BgNet, optimizer: torch.optim.Optimizer, boards: torch.Tensor, targets: torch.Tensor,
-                samples: torch.Tensor, minibatch: int, batches: int, generator: torch.Generator) -> torch.Tensor:
-    """``batches`` Adam steps on minibatches of the rows ``samples`` marks among ``boards`` (R, 26) and ``targets``
-    (R, 5), shuffled; returns the mean squared error (summed over the five outputs) seen, as a device tensor.
-
-    The rows are drawn in a random order, cycling when fewer than ``batches * minibatch``; with no sample at all
-    the steps see zero gradients.
-    """
-    dev = boards.device
-    count = samples.sum()
-    order = (torch.rand(len(samples), generator=generator, device=dev) + (~samples).float()).argsort()
-    picks = order.index_select(0, torch.arange(batches * minibatch, device=dev) % count.clamp(min=1))
-    weight = (count > 0).float()
-    encode = feature_set(net.config.feature_version).torch_encode_fn()
-    x = encode(boards.index_select(0, picks)).to(placement(net)[1])
-    y = targets.index_select(0, picks)
-    net.train()
-    total = torch.zeros((), device=dev)
-    for start in range(0, batches * minibatch, minibatch):
-        pred = net(x[start:start + minibatch])
-        mse = ((pred - y[start:start + minibatch]) ** 2).sum(dim=1).mean()
-        optimizer.zero_grad(set_to_none=True)
-        (mse * weight).backward()
-        optimizer.step()
-        total += mse.detach()
-    net.eval()
-    return total / batches
 
 
 class DeviceTrainer:
@@ -106,6 +68,7 @@ class DeviceTrainer:
         self.loss = torch.full((), math.nan, device=play.device)
         """The last fit's mean squared error (a device tensor)."""
         self._graphed_returns = GraphedRingReturns(learning.lam) if learning.cuda_graphs else None
+        self._fit = GraphedFit() if learning.cuda_graphs else fit_samples
 
     def step(self, exploration: float = 0.0) -> None:
         """One ply of every game, and a fit when ``fit_every`` steps have passed since the last."""
@@ -121,9 +84,9 @@ class DeviceTrainer:
         else:
             targets, samples = ring_lambda_returns(ring, self.learning.lam, self.learned_to)
         self.learned_to = self.play.steps
-        self.loss = fit_samples(self.net, self.optimizer, ring.boards.view(-1, 26), targets.view(-1, 5),
-                                samples.view(-1), self.learning.minibatch, self.learning.batches(self.play.n_games),
-                                self.generator)
+        self.loss = self._fit(self.net, self.optimizer, ring.boards.view(-1, 26), targets.view(-1, 5),
+                              samples.view(-1), self.learning.minibatch, self.learning.batches(self.play.n_games),
+                              self.generator)
         return self.loss
 
     def state_dict(self) -> dict[str, Any]:
