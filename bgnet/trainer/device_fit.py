@@ -9,7 +9,6 @@ kernels on the same shapes, its inputs copied into the graph's own tensors, the 
 
 from __future__ import annotations
 
-import warnings
 from typing import Iterable
 
 import torch
@@ -140,8 +139,7 @@ class GraphedFit:
         try:
             for group, lr in zip(groups, lrs):
                 group["lr"], group["capturable"] = lr, True
-            with warnings.catch_warnings(), torch.cuda.graph(graph):
-                warnings.simplefilter("ignore")
+            with torch.cuda.graph(graph):
                 out = fit_loop(net, optimizer, *inputs, minibatch)
         finally:
             for group, (lr_value, capturable) in zip(groups, saved):
