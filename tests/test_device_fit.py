@@ -76,6 +76,7 @@ def test_off_a_gpu_the_graphed_fit_is_the_eager_fit():
 
 
 @pytest.mark.cuda
+@pytest.mark.cuda_graphs
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_a_gpu_replays_follow_the_eager_fit_and_its_learning_rate():
     boards, targets, samples = played_samples("cuda")

@@ -290,6 +290,7 @@ def test_the_sweep_takes_its_first_step_and_since_as_device_scalars():
 
 
 @pytest.mark.cuda
+@pytest.mark.cuda_graphs
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_a_gpu_the_graphed_sweep_gives_the_eager_targets_fit_after_fit():
     play = DeviceSelfPlay(64, seed=3, device="cuda", history=40, max_plies=120)
@@ -351,7 +352,7 @@ def no_host_reads(monkeypatch) -> None:
         monkeypatch.setattr(torch.Tensor, name, refuse)
 
 
-@pytest.mark.parametrize("graphs", [False, True])
+@pytest.mark.parametrize("graphs", [False, pytest.param(True, marks=pytest.mark.cuda_graphs)])
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_steady_step_and_fit_read_nothing_back(device, graphs, monkeypatch):
     net = small_net(2).to(device)
@@ -372,7 +373,7 @@ def test_a_steady_step_and_fit_read_nothing_back(device, graphs, monkeypatch):
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("graphs", [False, True])
+@pytest.mark.parametrize("graphs", [False, pytest.param(True, marks=pytest.mark.cuda_graphs)])
 def test_on_a_gpu_a_steady_step_and_fit_wait_only_for_the_move_generators_sizes(graphs):
     trainer = DeviceTrainer(small_net(2).to("cuda"), DeviceSelfPlay(64, seed=1, device="cuda"),
                             DeviceLearning(fit_every=4, minibatch=64, cuda_graphs=graphs))
