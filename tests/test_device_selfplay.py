@@ -114,9 +114,11 @@ def test_device_bearoff_values_equal_the_database(device, game_boards):
     boards = np.concatenate([bearoff_boards(3000, 1), game_boards(1000, 2)])
     codes, want = database().lookup(boards)
     assert (codes == 1).sum() > 1000 and (codes == 2).sum() > 500 and (want[:, 1] > 0).any() and (want[:, 3] > 0).any()
-    mask, got = DeviceBearoff(device).probs(torch.from_numpy(boards).to(device))
+    table = DeviceBearoff(device)
+    mask, got = table.probs(torch.from_numpy(boards).to(device))
     assert np.array_equal(mask.cpu().numpy(), codes != 0)
     assert np.array_equal(mask.cpu().numpy(), is_bearoff(boards))
+    assert np.array_equal(table.is_bearoff(torch.from_numpy(boards).to(device)).cpu().numpy(), codes != 0)
     assert np.array_equal(got.cpu().numpy(), want)  # float64 bit for bit: the numba kernel's operations in its order
 
 

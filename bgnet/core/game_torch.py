@@ -21,7 +21,7 @@ def swap_sides_torch(boards: torch.Tensor) -> torch.Tensor:
 def race_torch(boards: torch.Tensor) -> torch.Tensor:
     """(M,) bool: contact is over on each board (M, 26), ``bgnet.core.race``'s rule: my rearmost checker (my bar
     included; 0 when none) is ahead of his rearmost (his bar included; 25 when none), in my numbering."""
-    point = torch.arange(26, device=boards.device)
+    point = torch.arange(26, dtype=torch.int8, device=boards.device)  # int8: a byte a point, not eight
     return torch.where(boards > 0, point, 0).amax(1) < torch.where(boards < 0, point, 25).amin(1)
 
 

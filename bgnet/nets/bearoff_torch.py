@@ -102,8 +102,9 @@ class DeviceBearoff:
         return code, x, y
 
     def is_bearoff(self, boards: torch.Tensor) -> torch.Tensor:
-        """Mask (M,) of pure bear-offs among boards (M, 26)."""
-        return self.classify(boards)[0] != 0
+        """Mask (M,) of pure bear-offs among boards (M, 26): those ``classify`` gives a code, without their ranks."""
+        mine, theirs = _home_counts(boards)
+        return pure_bearoffs_torch(boards) & (mine.sum(1) <= 15) & (theirs.sum(1) <= 15)
 
     def probs(self, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mask (M,) of pure bear-offs and their exact chances (M, 5) float64 for each side on roll (zeros elsewhere),

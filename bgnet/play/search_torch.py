@@ -12,6 +12,8 @@ Each level is a few whole-batch ops: every roll of every live position, one
 segment argmax per (position, roll), then the next level on the chosen afterstates only (no move
 filter: ``evaluate_boards`` picks every reply at 0 ply; with ``top`` K the last level values only each roll's K
 plays pubeval ranks highest, as ``bgnet.trainer.labels.evaluate_pruned`` and the rounds' ``--label-top`` do).
+Each level's distinct boards are valued once (``distinct_boards_torch``), and a NetSet's pure bear-offs are read
+from its database without running a net on them, as the numba search does.
 Positions are searched ``batch`` at a time
 and the net runs on ``eval_batch`` rows at a time, so memory stays bounded. Probabilities are
 summed in float64, as the numba search sums them; the net's float32 outputs differ from the numba
@@ -27,6 +29,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from bgnet.core.distinct_torch import distinct_boards_torch
 from bgnet.core.game_torch import (flip_probs_torch, race_torch, segment_argmax_torch, swap_sides_torch,
                                    terminal_codes_torch, terminal_probs_torch)
 from bgnet.core.movegen_torch import generate_afterstates_torch
@@ -102,13 +105,16 @@ def _netset_forward(netset: NetSet, device: torch.device, eval_batch: int) -> Le
     def forward(boards: torch.Tensor) -> torch.Tensor:
         out = torch.empty((len(boards), 5), dtype=torch.float32, device=device)
         kinds = position_kinds_torch(boards)
+        if bearoff is not None:  # pure bear-offs from the database only: no net runs on them
+            known = bearoff.is_bearoff(boards)
+            rows = known.nonzero().squeeze(1)
+            if len(rows):
+                out[rows] = bearoff.probs(boards.index_select(0, rows))[1].float()
+                kinds = torch.where(known, -1, kinds)
         for fwd, codes in groups:
             rows = torch.isin(kinds, codes).nonzero().squeeze(1)
             if len(rows):
                 out[rows] = fwd(boards.index_select(0, rows))
-        if bearoff is not None:
-            mask, exact = bearoff.probs(boards)
-            out = torch.where(mask.unsqueeze(1), exact.float(), out)
         return out
     return forward
 
@@ -135,6 +141,15 @@ def leaf_fn(model: BgNet | NetSet, device: torch.device | str, eval_batch: int |
 # -- the search ---------------------------------------------------------------------------------
 
 
+def _distinct_leaf(leaf: LeafFn, boards: torch.Tensor) -> torch.Tensor:
+    """``leaf(boards)`` valuing each distinct board once (``distinct_boards_torch``): a last level reaches the same
+    leaf by several paths. A batch's rows may change a torch net's last bits, as any change of its batch does."""
+    first, inverse = distinct_boards_torch(boards)
+    if len(first) == len(boards):
+        return leaf(boards)
+    return leaf(boards.index_select(0, first)).index_select(0, inverse)
+
+
 def _search(leaf: LeafFn, boards: torch.Tensor, ply: int, dice: torch.Tensor,
             weights: torch.Tensor, top: int = 0) -> torch.Tensor:
     """n-ply chances (M, 5) float64 of boards (M, 26) int8 for each side on roll (``evaluate_boards``, money; with
@@ -153,7 +168,7 @@ def _search(leaf: LeafFn, boards: torch.Tensor, ply: int, dice: torch.Tensor,
         rows, offsets = pubeval_top_torch(after, offsets, top)
         after = after.index_select(0, rows)
     cand = swap_sides_torch(after)  # the opponent on roll
-    cand_probs = leaf(cand).double()  # for the opponent
+    cand_probs = _distinct_leaf(leaf, cand).double()  # for the opponent
     mover = flip_probs_torch(cand_probs)
     values = MONEY.const + mover @ torch.tensor(MONEY.weights, dtype=torch.float64, device=boards.device)
     choice = segment_argmax_torch(values, offsets)
