@@ -31,17 +31,32 @@ def _tables(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     return _TABLES[device]
 
 
+_OFFSETS: dict[torch.device, torch.Tensor] = {}
+
+
+def _block_offsets(device: torch.device) -> torch.Tensor:
+    """(24,) int32: where block k's 31 entries start in a weight vector's table, plus 15 (a count of -15 reads the
+    first)."""
+    if device not in _OFFSETS:
+        _OFFSETS[device] = torch.arange(15, _POINTS, 31, dtype=torch.int32, device=device)
+    return _OFFSETS[device]
+
+
 def pubeval_scores_torch(after: torch.Tensor) -> torch.Tensor:
     """Pubeval scores (M,) float64 of afterstates (M, 26), each seen from the side that just moved: the race
     weights where contact is over (decided per row), ``WIN_SCORE`` where the mover has borne off all 15."""
-    b = after.to(torch.int64)
+    b = after.to(torch.int16)
     tables, extra = _tables(b.device)
     in_play = b.clamp(min=0).sum(1)
     vector = torch.where(race_torch(b), 0, 1)  # index 0: the race weights, 1: the contact ones
-    base = vector * _POINTS + 15
+    # Every block's table index at once, block-major (24, M) int32 so that each block's terms are one contiguous
+    # row: block k reads the count on point 24 - k.
+    index = (b[:, 1:25].flip(1).to(torch.int32) + (vector * _POINTS).to(torch.int32).unsqueeze(1)
+             + _block_offsets(b.device)).t().contiguous()
+    terms = tables.index_select(0, index.view(-1)).view(24, len(b))
     score = torch.zeros(len(b), dtype=torch.float64, device=b.device)
     for block in range(24):  # the numba kernel's order of additions: the same bits
-        score = score + tables[base + block * 31 + b[:, 24 - block]]
+        score = score + terms[block]
     score = score + extra[vector, 0] * (-b[:, 0]) / 2.0 + extra[vector, 1] * (15 - in_play) / 15.0
     return torch.where(in_play == 0, WIN_SCORE, score)
 
