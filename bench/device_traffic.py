@@ -1,6 +1,7 @@
 """Bytes a device self-play step moves, op by op, counted on the CPU: where a GPU step's time goes, without a GPU.
 
     python bench/device_traffic.py [--batch 4096] [--steps 4] [--top 25] [--json]
+    python bench/device_traffic.py --labels 16 [--ply 2] [--label-top 10]
 
 Plays ``DeviceTrainer`` steps as configs/gpu.toml sets them (the release's architecture,
 features version 2), with ``train_batch`` scaled so that a fit comes every 4 steps as it
@@ -9,7 +10,10 @@ arguments and results, by the bgnet line that called it. On a GPU nearly every o
 step is a pass over memory, so these bytes are its work (the H100 of the fifth GPU run
 moves about 3 TB a second); what the count cannot see are kernels slower than their
 bytes (a row ``cumsum``, a ``cat`` along rows), which the profile of a GPU run shows.
-Figures are per step, scaled to 65,536 games (linear in the batch).
+Figures are per step, scaled to 65,536 games (linear in the batch). With ``--labels N`` it counts
+instead the torch search's labels of N positions of the release's self-play (``label_boards_torch``, the
+released NetSet with its bear-off database, ``--ply`` plies, the last level among pubeval's best
+``--label-top``: the rounds' 2-ply labels by default), in MB a label.
 """
 
 from __future__ import annotations
@@ -28,11 +32,14 @@ from torch.utils._python_dispatch import TorchDispatchMode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
+from bgnet.nets.model import BgNet, ModelConfig, load_netset  # noqa: E402
+from bgnet.nets.pruning import load_exact_evaluator  # noqa: E402
+from bgnet.play.search_torch import label_boards_torch  # noqa: E402
 from bgnet.sim.device_selfplay import DeviceSelfPlay  # noqa: E402
 from bgnet.trainer.config import build_config  # noqa: E402
 from bgnet.trainer.device_run import device_learning  # noqa: E402
 from bgnet.trainer.device_selfplay import DeviceTrainer  # noqa: E402
+from bgnet.trainer.round_positions import collect_positions  # noqa: E402
 
 VIEWS = ("select", "view", "unsqueeze", "expand", "slice", "alias", "detach", "t.default", "transpose", "permute",
          "squeeze", "as_strided", "unflatten", "split", "unbind")
@@ -91,16 +98,53 @@ def measure(batch: int, steps: int, warmup: int = 40) -> dict[str, object]:
             "by_line": [(s, b * scale / 1e9, traffic.ops[s] / steps) for s, b in traffic.bytes.most_common()]}
 
 
+def measure_labels(n: int, ply: int, top: int, checkpoint: str = "checkpoints/bgnet.pt") -> dict[str, object]:
+    """Count the torch search's labels of ``n`` self-play positions of ``checkpoint`` (seed 3), per label."""
+    boards = collect_positions(load_exact_evaluator(ROOT / checkpoint), n, seed=3)
+    netset = load_netset(ROOT / checkpoint)
+    traffic = Traffic()
+    with traffic:
+        label_boards_torch(netset, boards, ply, "cpu", top=top)
+    total = sum(traffic.bytes.values())
+    by_file: collections.Counter[str] = collections.Counter()
+    for site, b in traffic.bytes.items():
+        by_file[site.split(":")[0]] += b
+    return {"labels": n, "ply": ply, "top": top, "mb_per_label": total / n / 1e6,
+            "ops_per_label": sum(traffic.ops.values()) / n,
+            "by_file": {f: b / total for f, b in by_file.most_common()},
+            "by_line": [(s, b / n / 1e6, traffic.ops[s] / n) for s, b in traffic.bytes.most_common()]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--labels", type=int, default=0, metavar="N",
+                    help="count the torch search's labels of N positions instead of self-play steps")
+    ap.add_argument("--ply", type=int, default=2, help="with --labels: the search's depth (1 or 2)")
+    ap.add_argument("--label-top", type=int, default=10,
+                    help="with --labels: the last level among pubeval's best K plays a roll (0: every play)")
     args = ap.parse_args()
     if min(args.batch, args.steps, args.top) < 1:
         ap.error("--batch, --steps and --top must be at least 1")
+    if args.labels < 0 or args.ply not in (1, 2) or args.label_top < 0:
+        ap.error("--labels must be 0 or more, --ply 1 or 2 and --label-top 0 or more")
     torch.set_num_threads(1)
+    if args.labels:
+        r = measure_labels(args.labels, args.ply, args.label_top)
+        if args.json:
+            print(json.dumps({k: v for k, v in r.items() if k != "by_line"} | {"by_line": r["by_line"][:args.top]}))
+            return 0
+        print(f"{r['mb_per_label']:.1f} MB a label ({r['ops_per_label']:.0f} ops a label; {args.labels} positions, "
+              f"{args.ply}-ply, last level among pubeval's best {args.label_top})")
+        for f, share in r["by_file"].items():
+            print(f"  {100 * share:5.1f}%  {f}")
+        print("\nlines (MB a label, ops a label):")
+        for site, mb, ops in r["by_line"][:args.top]:
+            print(f"  {mb:7.2f}  {ops:6.1f}  {site}")
+        return 0
     r = measure(args.batch, args.steps)
     if args.json:
         print(json.dumps({k: v for k, v in r.items() if k != "by_line"} | {"by_line": r["by_line"][:args.top]}))
