@@ -25,6 +25,7 @@ import json
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -74,7 +75,7 @@ class Traffic(TorchDispatchMode):
         return out
 
 
-def measure(batch: int, steps: int, warmup: int = 40) -> dict[str, object]:
+def measure(batch: int, steps: int, warmup: int = 40) -> dict[str, Any]:
     """Warm ``batch`` games up, then count ``steps`` steady steps (one fit among them)."""
     torch.manual_seed(0)
     cfg = build_config("configs/gpu.toml", {"device": "cpu", "batch_games": batch})
@@ -98,7 +99,7 @@ def measure(batch: int, steps: int, warmup: int = 40) -> dict[str, object]:
             "by_line": [(s, b * scale / 1e9, traffic.ops[s] / steps) for s, b in traffic.bytes.most_common()]}
 
 
-def measure_labels(n: int, ply: int, top: int, checkpoint: str = "checkpoints/bgnet.pt") -> dict[str, object]:
+def measure_labels(n: int, ply: int, top: int, checkpoint: str = "checkpoints/bgnet.pt") -> dict[str, Any]:
     """Count the torch search's labels of ``n`` self-play positions of ``checkpoint`` (seed 3), per label."""
     boards = collect_positions(load_exact_evaluator(ROOT / checkpoint), n, seed=3)
     netset = load_netset(ROOT / checkpoint)
