@@ -1,8 +1,9 @@
 """The device engine's fit: Adam steps on minibatches of the self-play's samples, all on the net's device.
 
-``fit_samples`` launches each minibatch's forward pass, backward pass and Adam step op by op from Python: about
-90 small kernels a minibatch, which on a GPU take less time to run than the host takes to launch (the fifth GPU
-run's profile: 16 minibatches a step, the Adam step alone 180 µs of host time against 71 µs on the GPU).
+``fit_samples`` launches each minibatch's forward pass, backward pass and Adam step op by op from Python: about 72
+ops a minibatch with the release's net (counted on a CPU), small kernels which on a GPU take less time to run than
+the host takes to launch them (the fifth GPU run's profile: 16 minibatches a step, the Adam step alone 180 µs of
+host time against 71 µs on the GPU).
 ``GraphedFit`` records a whole fit's minibatch loop once as a CUDA graph and replays it with one launch: the same
 kernels on the same shapes, its inputs copied into the graph's own tensors, the learning rate a device scalar.
 """
@@ -16,7 +17,7 @@ import torch
 from bgnet.features.registry import feature_set
 from bgnet.nets.model import BgNet, placement
 
-__all__ = ["GraphedFit", "device_adam", "fit_samples"]
+__all__ = ["GraphedFit", "device_adam", "fit_inputs", "fit_loop", "fit_samples"]
 
 
 def device_adam(params: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
