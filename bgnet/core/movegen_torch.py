@@ -14,9 +14,10 @@ Design (one code path for the CPU and CUDA, no Python loop over games or plays):
 * Breadth-first over partial plays. Level ``k`` holds every distinct partial play
   of ``k`` steps as a row (board, game, dice used). One level at a time, a mask
   (row and die left, 25 source points) marks every legal next step, and
-  ``nonzero`` turns it into the rows of level ``k + 1``; the landing points of the
-  six die values are windows of each board, picked per pair. Only the loop over the
-  (at most four) levels is in Python, and Python reads no tensor's value (``nonzero``
+  ``nonzero`` turns it into the rows of level ``k + 1``; each board's sources and
+  open points are int32 bit masks, so a (row, die) pair's legal sources are the open
+  points shifted up by the die, or'ed with its bear-offs, and'ed with the sources.
+  Only the loop over the (at most four) levels is in Python, and Python reads no tensor's value (``nonzero``
   still waits for its count on a GPU: rows are selected by index lists made once per
   selection, at most 10 a call, never by boolean masks, which wait once per tensor indexed).
 * Rows are merged when they agree on (game, dice used, board): their futures are
@@ -52,19 +53,17 @@ _WORD_SLOTS = ((0, 6), (6, 18), (18, 26))
 _WORD = torch.tensor([w for w, (lo, hi) in enumerate(_WORD_SLOTS) for _ in range(lo, hi)])  # the word of each slot
 _PLACE = torch.tensor([32 ** (hi - 1 - s) for lo, hi in _WORD_SLOTS for s in range(lo, hi)], dtype=torch.int64)
 _USED = 1 << 30
-# Bear-offs from point p with die v, [v - 1, p - 1]: the exact number, or a larger one (from the highest point).
-_EXACT = torch.tensor([[p == v for p in range(1, 26)] for v in range(1, 7)])
-_LARGER = torch.tensor([[p < v for p in range(1, 26)] for v in range(1, 7)])
+_POW2 = torch.tensor([1 << p for p in range(1, 26)], dtype=torch.int32)
+"""Bit p of point p = 1..25 (the bar): a board's points as one int32 mask."""
 _GAME = 1 << 32
 _ON_DEVICE: dict[torch.device, dict[str, torch.Tensor]] = {}
 
 
 def _constants(dev: torch.device) -> dict[str, torch.Tensor]:
-    """``_WORD``, ``_PLACE``, ``_EXACT`` and ``_LARGER`` on ``dev``, copied there once (a copy to a GPU waits for it)."""
+    """``_WORD``, ``_PLACE`` and ``_POW2`` on ``dev``, copied there once (a copy to a GPU waits for it)."""
     consts = _ON_DEVICE.get(dev)
     if consts is None:
-        consts = _ON_DEVICE[dev] = {"word": _WORD.to(dev), "place": _PLACE.to(dev), "exact": _EXACT.to(dev),
-                                    "larger": _LARGER.to(dev)}
+        consts = _ON_DEVICE[dev] = {"word": _WORD.to(dev), "place": _PLACE.to(dev), "pow2": _POW2.to(dev)}
     return consts
 
 
@@ -135,30 +134,31 @@ def _legal_steps(b: torch.Tensor, dv: torch.Tensor) -> tuple[torch.Tensor, torch
     """Every legal step of boards ``b`` (M, 26) with the dice ``dv`` (M, 2) left (0 = none):
     ``(row, die index, source point)``, the bar being point 25.
 
-    The landing points of each board are found for all six die values at once (slices
-    of the board), and each (row, die) pair picks its value's row, so no count leaves
-    the device.
+    Each board's sources and open points are bit masks (int32, bit p for point p), so a
+    (row, die) pair's legal sources are a few integer ops: the open points shifted up by
+    the die, or'ed with its bear-offs; one ``nonzero`` over the pairs' bits (one wait for
+    its count on a GPU) lists them, in (row, option, point) order.
     """
     dev = b.device
-    pts = torch.arange(1, 26, dtype=torch.uint8, device=dev)
+    pow2 = _constants(dev)["pow2"]  # (25,) int32: bit p of point p = 1..25
     mine = b[:, 1:] > 0  # (M, 25): points 1..24 and the bar
-    top = (mine * pts).amax(1, keepdim=True)  # highest point with a checker of mine, 25 = bar
+    mine_bits = torch.where(mine, pow2, 0).sum(1, dtype=torch.int32)
+    # The highest point with a checker of mine (25 = bar, 0 = none): the float32 exponent of the exact mask.
+    top = ((mine_bits.float().view(torch.int32) >> 23) - 127).clamp(min=0)
     # "A checker on the bar must enter before any other checker moves."
-    src = mine & ((b[:, _BAR:] == 0) | (pts == _BAR))
-    # From point p to p - v: bear off (p <= v) only with all fifteen home (top <= 6, which
-    # also rules out the bar), with the exact number or, from the highest occupied point, a
-    # larger one; else land unless two or more opposing checkers close the point.
-    home = top <= 6
-    # Landing on p - v > 0 is a slice of the board: windows of the open points, v = 1..6 (M, 6, 25).
-    open_points = torch.cat([torch.zeros_like(src[:, :6]), b[:, 1:25] >= -1], dim=1)
-    consts = _constants(dev)
-    bear_off = consts["exact"] | ((pts == top).unsqueeze(1) & consts["larger"])
-    lands = open_points.unfold(1, 25, 1).flip(1) | (home.unsqueeze(2) & bear_off)  # (M, 6, 25): die values 1..6
-    # Row r's option o is pair 2r + o. A pair with no die left (0) picks an all-False plane, so one nonzero over
-    # every pair (one wait for its count on a GPU) gives the legal steps, in (row, option, point) order.
-    planes = torch.cat([torch.zeros_like(lands[:, :1]), lands], dim=1).reshape(-1, 25)  # (M * 7, 25): die 0..6
+    src = torch.where(b[:, _BAR] > 0, 1 << _BAR, mine_bits)
+    open_bits = torch.where(b[:, 1:25] >= -1, pow2[:24], 0).sum(1, dtype=torch.int32)  # points 1..24
+    # Row r's option o is pair 2r + o; a pair with no die left (0) has no step.
     rows = torch.arange(dv.numel(), device=dev) // 2
-    k, p = (src.index_select(0, rows) & planes.index_select(0, rows * 7 + dv.reshape(-1))).nonzero(as_tuple=True)
+    v = dv.reshape(-1).to(torch.int32)
+    top_r = top.index_select(0, rows)
+    # From point p to p - v: land unless two or more opposing checkers close the point (bit p of the open points
+    # shifted up by v; points p <= v get no bit); bear off (p <= v) only with all fifteen home (top <= 6, which
+    # also rules out the bar), with the exact number or, from the highest occupied point, a larger one.
+    bear = torch.where(top_r <= 6, (1 << v) | torch.where(top_r < v, 1 << top_r, 0), 0)
+    legal = src.index_select(0, rows) & ((open_bits.index_select(0, rows) << v) | bear)
+    legal = torch.where(v > 0, legal, 0)
+    k, p = ((legal.unsqueeze(1) & pow2) != 0).nonzero(as_tuple=True)
     return k // 2, k % 2, p + 1
 
 
