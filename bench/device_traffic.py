@@ -75,6 +75,29 @@ class Traffic(TorchDispatchMode):
         return out
 
 
+def _shares(traffic: Traffic, scale: float, per: int) -> dict[str, Any]:
+    """Each file's share of the counted bytes, and each line's bytes times ``scale`` and ops over ``per``."""
+    total = sum(traffic.bytes.values())
+    by_file: collections.Counter[str] = collections.Counter()
+    for site, b in traffic.bytes.items():
+        by_file[site.split(":")[0]] += b
+    return {"by_file": {f: b / total for f, b in by_file.most_common()},
+            "by_line": [(s, b * scale, traffic.ops[s] / per) for s, b in traffic.bytes.most_common()]}
+
+
+def _report(r: dict[str, Any], headline: str, unit: str, top: int, as_json: bool) -> None:
+    """Print ``r`` as JSON (its ``top`` lines), or as the headline, the files' shares and the ``top`` lines."""
+    if as_json:
+        print(json.dumps({k: v for k, v in r.items() if k != "by_line"} | {"by_line": r["by_line"][:top]}))
+        return
+    print(headline)
+    for f, share in r["by_file"].items():
+        print(f"  {100 * share:5.1f}%  {f}")
+    print(f"\nlines ({unit}):")
+    for site, amount, ops in r["by_line"][:top]:
+        print(f"  {amount:7.2f}  {ops:6.1f}  {site}")
+
+
 def measure(batch: int, steps: int, warmup: int = 40) -> dict[str, Any]:
     """Warm ``batch`` games up, then count ``steps`` steady steps (one fit among them)."""
     torch.manual_seed(0)
@@ -89,14 +112,8 @@ def measure(batch: int, steps: int, warmup: int = 40) -> dict[str, Any]:
         for _ in range(steps):
             trainer.step()
     scale = GPU_GAMES / batch / steps
-    total = sum(traffic.bytes.values())
-    by_file: collections.Counter[str] = collections.Counter()
-    for site, b in traffic.bytes.items():
-        by_file[site.split(":")[0]] += b
-    return {"batch": batch, "steps": steps, "gb_per_step_at_65536": total * scale / 1e9,
-            "ops_per_step": sum(traffic.ops.values()) / steps,
-            "by_file": {f: b / total for f, b in by_file.most_common()},
-            "by_line": [(s, b * scale / 1e9, traffic.ops[s] / steps) for s, b in traffic.bytes.most_common()]}
+    return {"batch": batch, "steps": steps, "gb_per_step_at_65536": sum(traffic.bytes.values()) * scale / 1e9,
+            "ops_per_step": sum(traffic.ops.values()) / steps} | _shares(traffic, scale / 1e9, steps)
 
 
 def measure_labels(n: int, ply: int, top: int, checkpoint: str = "checkpoints/bgnet.pt") -> dict[str, Any]:
@@ -106,14 +123,8 @@ def measure_labels(n: int, ply: int, top: int, checkpoint: str = "checkpoints/bg
     traffic = Traffic()
     with traffic:
         label_boards_torch(netset, boards, ply, "cpu", top=top)
-    total = sum(traffic.bytes.values())
-    by_file: collections.Counter[str] = collections.Counter()
-    for site, b in traffic.bytes.items():
-        by_file[site.split(":")[0]] += b
-    return {"labels": n, "ply": ply, "top": top, "mb_per_label": total / n / 1e6,
-            "ops_per_label": sum(traffic.ops.values()) / n,
-            "by_file": {f: b / total for f, b in by_file.most_common()},
-            "by_line": [(s, b / n / 1e6, traffic.ops[s] / n) for s, b in traffic.bytes.most_common()]}
+    return {"labels": n, "ply": ply, "top": top, "mb_per_label": sum(traffic.bytes.values()) / n / 1e6,
+            "ops_per_label": sum(traffic.ops.values()) / n} | _shares(traffic, 1 / n / 1e6, n)
 
 
 def main() -> int:
@@ -135,28 +146,14 @@ def main() -> int:
     torch.set_num_threads(1)
     if args.labels:
         r = measure_labels(args.labels, args.ply, args.label_top)
-        if args.json:
-            print(json.dumps({k: v for k, v in r.items() if k != "by_line"} | {"by_line": r["by_line"][:args.top]}))
-            return 0
-        print(f"{r['mb_per_label']:.1f} MB a label ({r['ops_per_label']:.0f} ops a label; {args.labels} positions, "
-              f"{args.ply}-ply, last level among pubeval's best {args.label_top})")
-        for f, share in r["by_file"].items():
-            print(f"  {100 * share:5.1f}%  {f}")
-        print("\nlines (MB a label, ops a label):")
-        for site, mb, ops in r["by_line"][:args.top]:
-            print(f"  {mb:7.2f}  {ops:6.1f}  {site}")
+        _report(r, f"{r['mb_per_label']:.1f} MB a label ({r['ops_per_label']:.0f} ops a label; {args.labels} "
+                   f"positions, {args.ply}-ply, last level among pubeval's best {args.label_top})",
+                "MB a label, ops a label", args.top, args.json)
         return 0
     r = measure(args.batch, args.steps)
-    if args.json:
-        print(json.dumps({k: v for k, v in r.items() if k != "by_line"} | {"by_line": r["by_line"][:args.top]}))
-        return 0
-    print(f"{r['gb_per_step_at_65536']:.1f} GB a step at 65,536 games ({r['ops_per_step']:.0f} ops a step; counted at "
-          f"{args.batch} games over {args.steps} steps)")
-    for f, share in r["by_file"].items():
-        print(f"  {100 * share:5.1f}%  {f}")
-    print("\nlines (GB a step at 65,536 games, ops a step):")
-    for site, gb, ops in r["by_line"][:args.top]:
-        print(f"  {gb:7.2f}  {ops:6.1f}  {site}")
+    _report(r, f"{r['gb_per_step_at_65536']:.1f} GB a step at 65,536 games ({r['ops_per_step']:.0f} ops a step; "
+               f"counted at {args.batch} games over {args.steps} steps)",
+            "GB a step at 65,536 games, ops a step", args.top, args.json)
     return 0
 
 
