@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from bgnet.core.distinct import distinct_boards
-from bgnet.core.distinct_torch import distinct_boards_torch
+from bgnet.core.distinct_torch import distinct_boards_torch, lexsort_torch
 
 DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.cuda, pytest.mark.skipif(
     not torch.cuda.is_available(), reason="needs a CUDA GPU")])]
@@ -32,3 +32,10 @@ def test_rows_equal_but_for_one_slot_stay_apart():
     a[1, 25], a[2, 0] = 1, -1
     first, inverse = distinct_boards_torch(torch.from_numpy(np.concatenate([a, a])))
     assert first.tolist() == [0, 1, 2] and inverse.tolist() == [0, 1, 2, 0, 1, 2]
+
+
+def test_lexsort_is_numpy_s_stable_lexsort():
+    rng = np.random.default_rng(3)
+    words = rng.integers(-3, 4, size=(3, 2000))  # many ties, so stability shows
+    got = lexsort_torch(torch.from_numpy(words).unbind(0))
+    assert np.array_equal(got.numpy(), np.lexsort(words[::-1]))  # numpy's last key is the most significant

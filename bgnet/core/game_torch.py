@@ -9,13 +9,41 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["flip_probs_torch", "race_torch", "segment_argmax_torch", "segment_ids", "swap_sides_torch",
+__all__ = ["bits_to_points_torch", "flip_probs_torch", "high_bit_torch", "points_to_bits_torch", "race_torch", "segment_argmax_torch", "segment_ids", "swap_sides_torch",
            "terminal_codes_torch", "terminal_probs_torch"]
 
 
 def swap_sides_torch(boards: torch.Tensor) -> torch.Tensor:
     """Boards (M, 26) turned round, so that the other side of each is on roll."""
     return -boards.flip(1)
+
+
+_POINT_BITS: dict[torch.device, torch.Tensor] = {}
+"""Per device: (25,) int32, bit p of point p = 1..25 (the bar)."""
+
+
+def _point_bits(device: torch.device) -> torch.Tensor:
+    if device not in _POINT_BITS:
+        _POINT_BITS[device] = (1 << torch.arange(1, 26, dtype=torch.int32)).to(device)
+    return _POINT_BITS[device]
+
+
+def points_to_bits_torch(mask: torch.Tensor) -> torch.Tensor:
+    """(N,) int32 with bit i + 1 set where ``mask`` (N, m) is True at column i (m <= 25): points 1..m as one mask."""
+    return torch.where(mask, _point_bits(mask.device)[:mask.shape[1]], 0).sum(1, dtype=torch.int32)
+
+
+def bits_to_points_torch(bits: torch.Tensor, m: int = 25) -> torch.Tensor:
+    """(N, m) bool, column i True where bit i + 1 of ``bits`` (N,) int32 is set: ``points_to_bits_torch`` undone."""
+    return (bits.unsqueeze(1) & _point_bits(bits.device)[:m]) != 0
+
+
+def high_bit_torch(x: torch.Tensor) -> torch.Tensor:
+    """Index (int32) of the highest set bit of each int32 ``x`` >= 0, 0 for x == 0: the exponent field of x as a
+    float32, one op instead of a loop over the bits. Right wherever float32's rounding of x leaves its highest bit
+    alone: every x below 2**24 and every even x below 2**26 but 2**26 - 2 (bits 1..25 all set; a mask of points
+    1..25 holding at most 15 checkers never is)."""
+    return ((x.float().view(torch.int32) >> 23) - 127).clamp(min=0)
 
 
 def race_torch(boards: torch.Tensor) -> torch.Tensor:

@@ -41,7 +41,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from bgnet.core.distinct_torch import lexsort_torch
 from bgnet.core.errors import InvalidDiceError, InvalidPositionError
+from bgnet.core.game_torch import bits_to_points_torch, high_bit_torch, points_to_bits_torch
 
 __all__ = ["generate_afterstates_torch"]
 
@@ -53,17 +55,15 @@ _WORD_SLOTS = ((0, 6), (6, 18), (18, 26))
 _WORD = torch.tensor([w for w, (lo, hi) in enumerate(_WORD_SLOTS) for _ in range(lo, hi)])  # the word of each slot
 _PLACE = torch.tensor([32 ** (hi - 1 - s) for lo, hi in _WORD_SLOTS for s in range(lo, hi)], dtype=torch.int64)
 _USED = 1 << 30
-_POW2 = torch.tensor([1 << p for p in range(1, 26)], dtype=torch.int32)
-"""Bit p of point p = 1..25 (the bar): a board's points as one int32 mask."""
 _GAME = 1 << 32
 _ON_DEVICE: dict[torch.device, dict[str, torch.Tensor]] = {}
 
 
 def _constants(dev: torch.device) -> dict[str, torch.Tensor]:
-    """``_WORD``, ``_PLACE`` and ``_POW2`` on ``dev``, copied there once (a copy to a GPU waits for it)."""
+    """``_WORD`` and ``_PLACE`` on ``dev``, copied there once (a copy to a GPU waits for it)."""
     consts = _ON_DEVICE.get(dev)
     if consts is None:
-        consts = _ON_DEVICE[dev] = {"word": _WORD.to(dev), "place": _PLACE.to(dev), "pow2": _POW2.to(dev)}
+        consts = _ON_DEVICE[dev] = {"word": _WORD.to(dev), "place": _PLACE.to(dev)}
     return consts
 
 
@@ -112,11 +112,7 @@ def _pack(boards: torch.Tensor) -> torch.Tensor:
 
 def _distinct(boards: torch.Tensor, keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The rows of ``boards`` (M, 26) and ``keys`` (3, M) with distinct keys, in the keys' order."""
-    # A lexicographic sort as one stable 1-D sort per word, least significant first
-    # (1-D integer sorts are radix sorts, far faster than torch.unique(dim=0) on rows).
-    perm = torch.sort(keys[2], stable=True).indices
-    for word in (1, 0):
-        perm = perm.index_select(0, torch.sort(keys[word].index_select(0, perm), stable=True).indices)
+    perm = lexsort_torch(keys.unbind(0))
     ordered = keys.index_select(1, perm)
     first = torch.ones(len(perm), dtype=torch.bool, device=keys.device)
     first[1:] = (ordered[:, 1:] != ordered[:, :-1]).any(0)
@@ -140,14 +136,11 @@ def _legal_steps(b: torch.Tensor, dv: torch.Tensor) -> tuple[torch.Tensor, torch
     its count on a GPU) lists them, in (row, option, point) order.
     """
     dev = b.device
-    pow2 = _constants(dev)["pow2"]  # (25,) int32: bit p of point p = 1..25
-    mine = b[:, 1:] > 0  # (M, 25): points 1..24 and the bar
-    mine_bits = torch.where(mine, pow2, 0).sum(1, dtype=torch.int32)
-    # The highest point with a checker of mine (25 = bar, 0 = none): the float32 exponent of the exact mask.
-    top = ((mine_bits.float().view(torch.int32) >> 23) - 127).clamp(min=0)
+    mine_bits = points_to_bits_torch(b[:, 1:] > 0)  # points 1..24 and the bar
+    top = high_bit_torch(mine_bits)  # the highest point with a checker of mine (25 = bar, 0 = none)
     # "A checker on the bar must enter before any other checker moves."
     src = torch.where(b[:, _BAR] > 0, 1 << _BAR, mine_bits)
-    open_bits = torch.where(b[:, 1:25] >= -1, pow2[:24], 0).sum(1, dtype=torch.int32)  # points 1..24
+    open_bits = points_to_bits_torch(b[:, 1:25] >= -1)  # points 1..24
     # Row r's option o is pair 2r + o; a pair with no die left (0) has no step.
     rows = torch.arange(dv.numel(), device=dev) // 2
     v = dv.reshape(-1).to(torch.int32)
@@ -158,7 +151,7 @@ def _legal_steps(b: torch.Tensor, dv: torch.Tensor) -> tuple[torch.Tensor, torch
     bear = torch.where(top_r <= 6, (1 << v) | torch.where(top_r < v, 1 << top_r, 0), 0)
     legal = src.index_select(0, rows) & ((open_bits.index_select(0, rows) << v) | bear)
     legal = torch.where(v > 0, legal, 0)
-    k, p = ((legal.unsqueeze(1) & pow2) != 0).nonzero(as_tuple=True)
+    k, p = bits_to_points_torch(legal).nonzero(as_tuple=True)
     return k // 2, k % 2, p + 1
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from bgnet.core.game_torch import high_bit_torch, points_to_bits_torch
 from bgnet.features import v2
 from bgnet.features.encoding_torch import _sides, _swap_halves, encode_sides
 from bgnet.features.v2 import EXPERT_PER_SIDE, WIDTH
@@ -51,7 +52,6 @@ def _constants(device: torch.device) -> dict[str, torch.Tensor]:
             # r pips ahead of a mover's point p = 1..25 is the blocker's point 25 - p + r: shifting the held bits
             # down by 26 - p puts it at bit r - 1; column 0 (no point) shifts them all out: key 0, 36 escapes
             "shift": torch.tensor([26] + [26 - p for p in range(1, 26)], dtype=i32),
-            "pow2": (1 << torch.arange(26)).to(i32),
             "die": torch.arange(1, 7, dtype=i32),
             "die_a": torch.tensor([a for a, _ in _PAIRS], dtype=i32),
             "die_d": torch.tensor([d for _, d in _PAIRS], dtype=i32),
@@ -80,17 +80,6 @@ def _ratio(num: torch.Tensor, den: torch.Tensor | int) -> torch.Tensor:
     return num.float() / divisor
 
 
-def _bits(mask: torch.Tensor, k: dict[str, torch.Tensor]) -> torch.Tensor:
-    """(N,) int32 with bit i + 1 set where ``mask`` (N, m) is True at column i (m <= 25): points 1..m as bits."""
-    return torch.where(mask, k["pow2"][1:mask.shape[1] + 1], 0).sum(1, dtype=torch.int32)
-
-
-def _high_bit(x: torch.Tensor) -> torch.Tensor:
-    """Index of the highest set bit of each int32 x, 0 for x == 0, for even x below 2**25 (bits 1..24: the blots a
-    roll hits): such an x is exact in float32, whose exponent field is that index."""
-    return ((x.float().view(torch.int32) >> 23) - 127).clamp(min=0)
-
-
 def _escape_rows(held: torch.Tensor, k: dict[str, torch.Tensor]) -> torch.Tensor:
     """(N, 26) int8: escapes (of 36) of a mover's checker on each of its points p = 1..25 against the blocker's
     held-point bits ``held`` (N,) int32, its own numbering; column 0 is 36 (no checker, nothing blocks it). v2's
@@ -104,9 +93,9 @@ def _shots(c: torch.Tensor, o: torch.Tensor, k: dict[str, torch.Tensor]) -> tupl
     For each of the 21 rolls, a mask of the blots it hits, bit t for S's blot on O's point t
     (S's 25 - t): O's checkers D pips above the blots are O's occupied bits shifted down D.
     """
-    ob = _bits(o[:, 1:26] > 0, k).unsqueeze(1)  # O's checkers on its points 1..24, bar 25
-    sb = _bits((c[:, 1:25] >= 2).flip(1), k).unsqueeze(1)  # S's points, on O's numbering
-    blots = _bits((c[:, 1:25] == 1).flip(1), k).unsqueeze(1)
+    ob = points_to_bits_torch(o[:, 1:26] > 0).unsqueeze(1)  # O's checkers on its points 1..24, bar 25
+    sb = points_to_bits_torch((c[:, 1:25] >= 2).flip(1)).unsqueeze(1)  # S's points, on O's numbering
+    blots = points_to_bits_torch((c[:, 1:25] == 1).flip(1)).unsqueeze(1)
     # Doubles: the first O checker on t + j * d (j <= 4) with no S point on the steps before it.
     d = k["die"]
     within = [ob >> d]  # within[K - 1]: blots a double d hits in K steps or fewer
@@ -123,7 +112,7 @@ def _shots(c: torch.Tensor, o: torch.Tensor, k: dict[str, torch.Tensor]) -> tupl
     hits = torch.cat([within[3], first | second | both], dim=1)  # (N, 21)
     weight = k["roll_weight"]
     p1 = torch.where(hits != 0, weight, 0).sum(1)
-    loss = (_high_bit(hits) * weight).sum(1)  # a roll costs the pips of the farthest-back blot it hits: the largest t
+    loss = (high_bit_torch(hits) * weight).sum(1)  # a roll costs the pips of the farthest-back blot it hits: the largest t
 
     def one(x: torch.Tensor) -> torch.Tensor:
         return x != 0
@@ -179,7 +168,7 @@ def encode_v2_torch(boards: torch.Tensor) -> torch.Tensor:
     n = len(boards)
     # own numbering: points 1..24, bar 25 (column 0 unused); rows 0..N-1 are S's, N..2N-1 O's
     counts = torch.cat([sides.new_zeros(2 * n, 1), sides], dim=1)  # int16
-    esc = _escape_rows(_bits(counts[:, 1:25] >= 2, k), k)  # a checker of the other side against each row's points
+    esc = _escape_rows(points_to_bits_torch(counts[:, 1:25] >= 2), k)  # a checker of the other side against each row's points
     expert = _expert_side(counts, _swap_halves(counts), esc, _swap_halves(esc), k)
     out = torch.empty((n, WIDTH), dtype=torch.float32, device=boards.device)
     set1 = encode_sides(boards, sides, out).shape[1]

@@ -34,6 +34,14 @@ def pure_bearoffs_torch(boards: torch.Tensor) -> torch.Tensor:
             & (b[:, 19:25] <= 0).all(1) & (b != 0).any(1))
 
 
+def _covered(boards: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """(mask (M,) of the boards the database answers: pure bear-offs of at most 15 checkers a side; both sides' home
+    counts (M, 6) and checkers (M,), as ``_home_counts`` and their sums)."""
+    mine, theirs = _home_counts(boards)
+    n_mine, n_theirs = mine.sum(1), theirs.sum(1)
+    return pure_bearoffs_torch(boards) & (n_mine <= 15) & (n_theirs <= 15), mine, theirs, n_mine, n_theirs
+
+
 def _beyond(counts: torch.Tensor) -> torch.Tensor:
     """(M, 5): the checkers beyond each of the points 1..5 of ``counts`` (M, 6), by four additions of columns (a
     ``cumsum`` along rows is a scan kernel that took 7 ms a call on an H100 at a self-play step's 1.3 M rows)."""
@@ -92,9 +100,7 @@ class DeviceBearoff:
     def classify(self, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Codes (M,) int8 (0 not a pure bear-off, 1 one-sided race, 2 in the two-sided table) and the one-sided
         indices (M,) of the side on roll and of the opponent (0 where the code is 0)."""
-        mine, theirs = _home_counts(boards)
-        n_mine, n_theirs = mine.sum(1), theirs.sum(1)
-        pure = pure_bearoffs_torch(boards) & (n_mine <= 15) & (n_theirs <= 15)
+        pure, mine, theirs, n_mine, n_theirs = _covered(boards)
         two_sided = (n_mine <= TWO_SIDED_CHECKERS) & (n_theirs <= TWO_SIDED_CHECKERS)
         code = torch.where(pure, torch.where(two_sided, 2, 1), 0).to(torch.int8)
         x = torch.where(pure, _rank(mine, self.binom), 0)
@@ -103,8 +109,7 @@ class DeviceBearoff:
 
     def is_bearoff(self, boards: torch.Tensor) -> torch.Tensor:
         """Mask (M,) of pure bear-offs among boards (M, 26): those ``classify`` gives a code, without their ranks."""
-        mine, theirs = _home_counts(boards)
-        return pure_bearoffs_torch(boards) & (mine.sum(1) <= 15) & (theirs.sum(1) <= 15)
+        return _covered(boards)[0]
 
     def probs(self, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mask (M,) of pure bear-offs and their exact chances (M, 5) float64 for each side on roll (zeros elsewhere),

@@ -16,43 +16,34 @@ from bgnet.nets.pubeval import WIN_SCORE, pubeval_tables
 
 __all__ = ["pubeval_scores_torch", "pubeval_top_torch"]
 
-_TABLES: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
-"""Per device: pubeval's tables (2 * 24 * 31,) float64, flattened, and its extra weights (2, 2) float64."""
+_TABLES: dict[torch.device, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+"""Per device: pubeval's tables (2 * 24 * 31,) float64, flattened, its extra weights (2, 2) float64, and (24,) int32
+where each block's 31 entries start in a weight vector's table, plus 15 (a count of -15 reads the first)."""
 
 _POINTS = 24 * 31
 """Entries of one weight vector's table."""
 
 
-def _tables(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def _tables(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     if device not in _TABLES:
         tables, extra = pubeval_tables()
         _TABLES[device] = (torch.from_numpy(tables.reshape(-1).copy()).to(device),
-                           torch.from_numpy(extra.copy()).to(device))
+                           torch.from_numpy(extra.copy()).to(device),
+                           torch.arange(15, _POINTS, 31, dtype=torch.int32, device=device))
     return _TABLES[device]
-
-
-_OFFSETS: dict[torch.device, torch.Tensor] = {}
-
-
-def _block_offsets(device: torch.device) -> torch.Tensor:
-    """(24,) int32: where block k's 31 entries start in a weight vector's table, plus 15 (a count of -15 reads the
-    first)."""
-    if device not in _OFFSETS:
-        _OFFSETS[device] = torch.arange(15, _POINTS, 31, dtype=torch.int32, device=device)
-    return _OFFSETS[device]
 
 
 def pubeval_scores_torch(after: torch.Tensor) -> torch.Tensor:
     """Pubeval scores (M,) float64 of afterstates (M, 26), each seen from the side that just moved: the race
     weights where contact is over (decided per row), ``WIN_SCORE`` where the mover has borne off all 15."""
     b = after.to(torch.int16)
-    tables, extra = _tables(b.device)
+    tables, extra, block_offsets = _tables(b.device)
     in_play = b.clamp(min=0).sum(1)
     vector = torch.where(race_torch(b), 0, 1)  # index 0: the race weights, 1: the contact ones
     # Every block's table index at once, block-major (24, M) int32 so that each block's terms are one contiguous
     # row: block k reads the count on point 24 - k.
     index = (b[:, 1:25].flip(1).to(torch.int32) + (vector * _POINTS).to(torch.int32).unsqueeze(1)
-             + _block_offsets(b.device)).t().contiguous()
+             + block_offsets).t().contiguous()
     terms = tables.index_select(0, index.view(-1)).view(24, len(b))
     score = torch.zeros(len(b), dtype=torch.float64, device=b.device)
     for block in range(24):  # the numba kernel's order of additions: the same bits

@@ -72,14 +72,16 @@ def fit_samples(net: BgNet, optimizer: torch.optim.Optimizer, boards: torch.Tens
     return loss
 
 
-def _state_tensors(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
-    """The optimizer's parameters and state tensors in a fixed order: what a recorded graph reads and writes."""
-    out: list[torch.Tensor] = []
+def _graph_key(optimizer: torch.optim.Optimizer, x: torch.Tensor, minibatch: int) -> tuple[object, ...]:
+    """What a recorded fit depends on: the addresses of the optimizer's parameters and state tensors (what the graph
+    reads and writes), the inputs' shape and type, the minibatch."""
+    ptrs: list[int] = []
     for group in optimizer.param_groups:
         for p in group["params"]:
-            out.append(p)
-            out.extend(v for _, v in sorted(optimizer.state.get(p, {}).items()) if isinstance(v, torch.Tensor))
-    return out
+            ptrs.append(p.data_ptr())
+            ptrs.extend(v.data_ptr() for _, v in sorted(optimizer.state.get(p, {}).items())
+                        if isinstance(v, torch.Tensor))
+    return tuple(ptrs), tuple(x.shape), x.dtype, minibatch
 
 
 class GraphedFit:
@@ -106,11 +108,10 @@ class GraphedFit:
         if boards.device.type != "cuda":
             return fit_samples(net, optimizer, boards, targets, samples, minibatch, batches, generator)
         x, y, weight = fit_inputs(net, boards, targets, samples, minibatch, batches, generator)
-        key = (tuple(t.data_ptr() for t in _state_tensors(optimizer)), tuple(x.shape), x.dtype, minibatch)
         net.train()
-        if key != self._key or self._graph is None:
+        if _graph_key(optimizer, x, minibatch) != self._key or self._graph is None:
             loss = self._fit_and_record(net, optimizer, x, y, weight, minibatch)
-            self._key = (tuple(t.data_ptr() for t in _state_tensors(optimizer)), tuple(x.shape), x.dtype, minibatch)
+            self._key = _graph_key(optimizer, x, minibatch)  # a first fit has just created the optimizer's state
         else:
             assert self._inputs is not None and self._loss is not None
             for static, value in zip(self._inputs, (x, y, weight)):
