@@ -11,6 +11,7 @@
 
     .venv/bin/python bench/analyze.py                   # about 2-3 minutes
     .venv/bin/python bench/analyze.py --matches 8 --corr-ply 2 --json
+    .venv/bin/python bench/analyze.py --matches 0 --precision bfloat16   # the speed part, bfloat16 beside float32
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7, help="seed of the 7-point match")
     ap.add_argument("--matches", type=int, default=6, help="5-point matches for the agreement part (0 = skip)")
     ap.add_argument("--corr-ply", type=int, default=1, help="bgnet's ply in the agreement part (default 1)")
+    ap.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                    help="bfloat16: also time bgnet with its net in bfloat16 (``bf16:default``) in the same run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     fn = load_probs_fn("default")  # what bgnet analyze uses: the released net with its pruning net
@@ -64,6 +67,13 @@ def main() -> int:
         t0 = time.perf_counter()
         a_full = analyse_match(full_fn, match, ply=args.ply)
         full = time.perf_counter() - t0
+        low = None
+        if args.precision != "float32":
+            low_fn = load_probs_fn("bf16:default")
+            analyse_match(low_fn, read_match(mat), ply=0)  # warm-up: torch's first products
+            t0 = time.perf_counter()
+            a_low = analyse_match(low_fn, match, ply=args.ply)
+            low = time.perf_counter() - t0
         k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         stats, theirs = analyse(mat, args.ply)
         k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -78,10 +88,15 @@ def main() -> int:
                            "bgnet_overall_memg": [round(p.overall_error_rate_memg, 1) for p in a.players],
                            "bgnet_no_prune_overall_memg": [round(p.overall_error_rate_memg, 1) for p in a_full.players],
                            "gnubg_overall_memg": [p["overall_error_rate_memg"] for p in stats["players"]]}  # type: ignore[index]
+        if low is not None:
+            report["speed"].update({f"bgnet_{args.precision}_seconds": round(low, 2),  # type: ignore[union-attr]
+                                    f"bgnet_{args.precision}_overall_memg":
+                                        [round(p.overall_error_rate_memg, 1) for p in a_low.players]})
         if not args.json:
             s = report["speed"]
             print(f"7-point match, {s['games']} games, {s['decisions']} decisions ({moves} checker plays), "  # type: ignore[index]
-                  f"{args.ply} ply: bgnet {ours:.1f} s wall ({ours_cpu:.1f} s CPU; --no-prune {full:.1f} s), "
+                  f"{args.ply} ply: bgnet {ours:.1f} s wall ({ours_cpu:.1f} s CPU; --no-prune {full:.1f} s"
+                  + ("" if low is None else f"; {args.precision} {low:.1f} s") + "), "
                   f"gnubg {theirs:.1f} s wall ({theirs_cpu:.1f} s CPU); load average {load:.1f}")
         rows = []
         for name, length, seed, n0, n1 in bench_set(args.matches):

@@ -6,7 +6,10 @@ is the median of several timed passes over all of them, in microseconds a board:
 
 * ``encode vN``: ``bgnet.features.registry.encode(boards, version=N)``, the dense encoding (features only);
 * ``release``, ``pruning``, ``student``: ``probs_of_boards`` of ``checkpoints/bgnet.npz`` and the companion nets
-  that ship beside it (the fused kernel: encoding and layers).
+  that ship beside it (the fused kernel: encoding and layers);
+* ``release bf16``: the release in bfloat16 (``bgnet.nets.bf16net.Bf16Net``, oneDNN's products, AMX where the
+  CPU has it), all boards in one call; ``release/32`` and ``release bf16/32``: the same in calls of 32 boards
+  (about one decision's plays), where the bfloat16 net pays for a whole block of 256.
 
     python bench/net_cost.py              # a table
     python bench/net_cost.py --json       # one JSON object
@@ -68,6 +71,12 @@ def micros_per_board(fn: Callable[[np.ndarray], object], boards: np.ndarray, rep
     return statistics.median(times) / len(boards) * 1e6
 
 
+def in_calls_of(fn: Callable[[np.ndarray], object], size: int, boards: np.ndarray) -> None:
+    """``fn`` on ``boards`` ``size`` at a time."""
+    for i in range(0, len(boards), size):
+        fn(boards[i:i + size])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--boards", type=int, default=40000, help="boards to time (default 40000)")
@@ -87,13 +96,21 @@ def main(argv: list[str] | None = None) -> int:
     for name, net in nets.items():
         if net is not None:
             figures[name] = micros_per_board(net.probs_of_boards, boards, args.repeats)
+    from bgnet.nets.bf16net import Bf16Net
+
+    release = nets["release"]
+    assert release is not None
+    bf16 = Bf16Net(release)
+    figures["release bf16"] = micros_per_board(bf16.probs_of_boards, boards, args.repeats)
+    for name, fn in (("release/32", release.probs_of_boards), ("release bf16/32", bf16.probs_of_boards)):
+        figures[name] = micros_per_board(functools.partial(in_calls_of, fn, 32), boards[:4096], args.repeats)
     if args.json:
         print(json.dumps({"boards": len(boards), "repeats": args.repeats, "us_per_board": figures,
                           "python": platform.python_version()}))
         return 0
     print(f"{len(boards)} boards, median of {args.repeats} passes, one thread")
     for name, us in figures.items():
-        print(f"  {name:<10} {us:7.3f} us a board")
+        print(f"  {name:<16} {us:7.3f} us a board")
     return 0
 
 

@@ -3,6 +3,7 @@
     python bench/rollout.py                 # every section (about 5 minutes on a 2-core machine)
     python bench/rollout.py --json          # one JSON object
     python bench/rollout.py --only gnubg    # one section: gnubg | full | vr | agree | cubeful
+    python bench/rollout.py --only gnubg --precision bfloat16   # bgnet's net in float32 and bfloat16, side by side
 
 Sections:
 
@@ -119,11 +120,12 @@ class Gnubg:
 # -- ours ---------------------------------------------------------------------------------------
 
 
-def _net(prune: bool = True):
-    """The release's evaluator as ``bgnet rollout`` loads it: with its pruning net (``prune``), or valuing every play."""
+def _net(prune: bool = True, precision: str = "float32"):
+    """The release's evaluator as ``bgnet rollout`` loads it: with its pruning net (``prune``), or valuing every play;
+    in ``precision`` (``bgnet rollout --precision``)."""
     from bgnet.play.agents import NeuralAgent, checkpoint_path
 
-    return NeuralAgent(checkpoint_path("default"), 0, prune=prune).evaluator
+    return NeuralAgent(checkpoint_path("default"), 0, prune=prune, precision=precision).evaluator
 
 
 def ours(probs_fn, position_id: str, trials: int, truncate: int | None, vr: bool, seed: int, workers: int = 1,
@@ -154,8 +156,11 @@ def _row(name: str, r: dict[str, object]) -> str:
             f"win {p[0]:.3f}  eq {r['equity']:+.3f} +- {r['equity_stderr']:.3f}")
 
 
-def section_gnubg(trials: int, truncate: int, seed: int) -> dict[str, object]:
-    nets = {True: _net(True), False: _net(False)}
+def section_gnubg(trials: int, truncate: int, seed: int, precision: str = "float32") -> dict[str, object]:
+    """bgnet's rollouts against the gnubg package's; with ``precision`` bfloat16, bgnet's net in float32 and in
+    bfloat16 side by side (the float32 row the reference)."""
+    precisions = ["float32"] + ([precision] if precision != "float32" else [])
+    nets = {(prune, p): _net(prune, p) for prune in (True, False) for p in precisions}
     for vr in (False, True):  # warm-up: compiled kernels, weights in cache
         for net in nets.values():
             ours(net, OPENING, 36, truncate, vr, seed)
@@ -163,21 +168,28 @@ def section_gnubg(trials: int, truncate: int, seed: int) -> dict[str, object]:
     out: dict[str, object] = {"trials": trials, "truncate": truncate}
     for vr in (False, True):
         for prune in (True, False):
-            a = ours(nets[prune], OPENING, trials, truncate, vr, seed)
+            rows = {p: ours(nets[prune, p], OPENING, trials, truncate, vr, seed) for p in precisions}
             b = g.rollout(OPENING, OPENING_MATCH_ID, trials, truncate, vr, seed, prune=prune)
             key = ("vr" if vr else "plain") + ("_pruned" if prune else "_full")
+            a = rows["float32"]
             out[key] = {"bgnet": a, "gnubg": b, "ratio": (a["games"] / a["seconds"]) / (b["games"] / b["seconds"])}
             print(f"[gnubg] {trials} trials, truncated at {truncate} plies, 0-ply, one thread, "
                   f"{'with' if vr else 'without'} variance reduction, "
                   f"{'pruned (bgnet: its pruning net keeps 8 plays; gnubg: its pruning nets)' if prune else 'no pruning'}:")
             print(_row("bgnet (its net)", a))
+            for p in precisions[1:]:
+                r = rows[p]
+                out[key][f"bgnet_{p}"] = r
+                out[key][f"ratio_{p}"] = (r["games"] / r["seconds"]) / (b["games"] / b["seconds"])
+                print(_row(f"bgnet (its net in {p})", r))
             print(_row("gnubg package (its nets)", b))
-            print(f"  ratio bgnet / gnubg: {out[key]['ratio']:.2f}x")
+            print(f"  ratio bgnet / gnubg: {out[key]['ratio']:.2f}x"
+                  + "".join(f"; in {p}: {out[key][f'ratio_{p}']:.2f}x" for p in precisions[1:]))
     return out
 
 
-def section_full(seed: int) -> dict[str, object]:
-    net = _net()
+def section_full(seed: int, precision: str = "float32") -> dict[str, object]:
+    net = _net(precision=precision)
     ours(net, OPENING, 36, 2, True, seed)
     out: dict[str, object] = {}
     for vr in (False, True):
@@ -298,13 +310,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=1296, help="trials of the gnubg and agree sections")
     parser.add_argument("--truncate", type=int, default=7, help="truncation of the gnubg and agree sections")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                        help="the net's arithmetic in the gnubg section (beside float32) and the full section")
     args = parser.parse_args(argv)
     out: dict[str, object] = {"load_average": os.getloadavg()}
     print(f"load average at start: {os.getloadavg()[0]:.2f} (2-core machine)")
     if args.only in (None, "gnubg"):
-        out["gnubg"] = section_gnubg(args.trials, args.truncate, args.seed)
+        out["gnubg"] = section_gnubg(args.trials, args.truncate, args.seed, args.precision)
     if args.only in (None, "full"):
-        out["full"] = section_full(args.seed)
+        out["full"] = section_full(args.seed, args.precision)
     if args.only in (None, "vr"):
         out["vr"] = section_vr(args.seed)
     if args.only in (None, "cubeful"):

@@ -55,7 +55,8 @@ def test_a_new_kind_of_player_is_one_registration(monkeypatch: pytest.MonkeyPatc
     assert isinstance(agent, RandomAgent) and agent.seed == 7
     assert made == [agents.AgentSpec(text="echo@2", name="echo", ply=2, seed=7)]
     assert agents.AGENT_KINDS[-1].label == "an existing checkpoint file"
-    listed = "is not random, pubeval, gnubg, noprune:SPEC, default, netset:PATH, echo or an existing checkpoint file"
+    listed = (
+        "is not random, pubeval, gnubg, noprune:SPEC, bf16:SPEC, default, netset:PATH, echo or an existing checkpoint file")
     with pytest.raises(AgentSpecError, match=listed):
         load_agent("nosuchbot")
 

@@ -221,3 +221,19 @@ def test_the_footer_says_how_it_was_rolled_out_in_plain_words() -> None:
     assert "36 games, dice from seed 3" in footer and "a truncated game is scored by the 0-ply net" in footer
     for jargon in ("counter-based", "beam", "truncation evaluation", "luck judged on", "(truncated at"):
         assert jargon not in footer, jargon
+
+
+def test_a_bfloat16_rollout_is_close_to_float32_and_the_same_on_any_number_of_workers() -> None:
+    """``--precision bfloat16`` values the plays in bfloat16 (``bgnet.nets.bf16net``): each board's chances its
+    own, so the workers do not change the result; the net's small error leaves the rollout within its noise."""
+    args = ("rollout", START_ID, "31", "--plays", "8/5 6/5", "--trials", "144", "--truncate", "5", "--seed", "3",
+            "--json", "--no-luck")
+    fp32 = json.loads(bgnet(*args).stdout)
+    one, two = (json.loads(bgnet(*args, "--precision", "bfloat16", "--workers", w).stdout) for w in ("1", "2"))
+    assert fp32["precision"] == "float32" and one["precision"] == "bfloat16"
+    assert one["moves"][0]["equity"] == two["moves"][0]["equity"]
+    assert abs(one["moves"][0]["equity"] - fp32["moves"][0]["equity"]) < 2 * fp32["moves"][0]["equity_stderr"]
+    text = bgnet(*args[:-2], "--precision", "bfloat16")
+    assert text.returncode == 0 and "The net valued in bfloat16 (--precision)" in text.stdout
+    bad = bgnet(*args, "--precision", "float16")
+    assert bad.returncode == 2 and "invalid choice: 'float16'" in bad.stderr and "Traceback" not in bad.stderr

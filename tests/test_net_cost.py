@@ -32,6 +32,7 @@ def test_main_prints_a_cost_for_each_encoding_and_shipped_net(bench: ModuleType,
     assert bench.main(["--boards", "300", "--repeats", "1", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     costs = got["us_per_board"]
-    assert {"encode v1", "encode v2", "release", "pruning", "student"} <= set(costs)
+    assert {"encode v1", "encode v2", "release", "pruning", "student", "release bf16", "release/32",
+            "release bf16/32"} <= set(costs)
     assert all(v > 0 for v in costs.values())
     assert costs["pruning"] < costs["release"]  # the pruning net is the cheap one

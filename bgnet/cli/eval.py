@@ -8,7 +8,8 @@ error bars.
 
 Agents: the specs of ``bgnet.play.agents.load_agent``: ``default`` (the released net),
 ``random``, ``pubeval``, a checkpoint path, each with an optional ``@ply``
-(``default@1``), ``gnubg[@ply]`` (needs gnubg-nn). Games come in pairs (each deal
+(``default@1``), ``gnubg[@ply]`` (needs gnubg-nn), ``noprune:SPEC`` (a net's searches value every reply),
+``bf16:SPEC`` (a net valued in bfloat16: the same play, cheaper in batches). Games come in pairs (each deal
 played twice, sides swapped), so ``--games`` must be even. ``--luck`` (cubeless money) adds the
 luck-adjusted points per game (``bgnet.sim.duel_luck``): the same expectation, an interval about three times
 narrower between players of like strength.

@@ -13,7 +13,7 @@ import sys
 
 from bgnet.app.requests import DEFAULT_ROLLOUT_TRIALS
 from bgnet.cli.parser import (EXIT_INTERRUPTED, CliError, add_backend_arguments, add_cube_rule_arguments,
-                              cube_rule_choices)
+                              add_precision_argument, cube_rule_choices)
 from bgnet.cube.match import DECISION_SKIPS
 
 
@@ -63,6 +63,7 @@ def add_rollout_arguments(parser: argparse.ArgumentParser) -> None:
         "ray_address": "Ray cluster to attach to (default: a local Ray instance)"})
     parser.add_argument("--model", metavar="SPEC", default=None,
                         help="the net: default (the released net) or a checkpoint file (default: default)")
+    add_precision_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
@@ -93,7 +94,7 @@ def run_rollout(args: argparse.Namespace) -> int:
                                quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
                                chunk_size=args.chunk_size)
     # the hint's evaluator: bear-off database, and the pruning net if one ships (and --no-prune is not given)
-    probs_fn = NeuralAgent(checkpoint_path(args.model), 0, prune=args.prune_net).evaluator
+    probs_fn = NeuralAgent(checkpoint_path(args.model), 0, prune=args.prune_net, precision=args.precision).evaluator
     from bgnet.sim.backends import make_backend, single_blas_thread
 
     single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
@@ -108,9 +109,11 @@ def run_rollout(args: argparse.Namespace) -> int:
         print("bgnet: error: the rollout was interrupted before its first trials finished", file=sys.stderr)
         return EXIT_INTERRUPTED
     if args.json:
-        print(json.dumps(result.to_dict()))
+        print(json.dumps({**result.to_dict(), "precision": args.precision}))
     else:
         print(pos)
         print()
         print(result.format())
+        if args.precision != "float32":
+            print(f"The net valued in {args.precision} (--precision)")
     return EXIT_INTERRUPTED if result.interrupted else 0

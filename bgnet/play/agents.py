@@ -4,7 +4,8 @@
 optional ``@ply`` (``checkpoints/bgnet.pt@2``), ``default`` (the shipped net),
 ``gnubg[@ply]`` (needs the optional ``gnubg-nn`` package; ``gnubg-filtered[@ply]``
 plays gnubg's own filtered search instead) and ``netset:PATH[@ply]``
-(a checkpoint's nets by kind run by torch, ``bgnet.play.netset_agent``). Each is an
+(a checkpoint's nets by kind run by torch, ``bgnet.play.netset_agent``); ``noprune:SPEC`` values every reply in
+its searches and ``bf16:SPEC`` values with its net in bfloat16 (``bgnet.nets.bf16net``). Each is an
 ``AgentKind`` in ``AGENT_KINDS``: how to recognise its specs and how to make the player,
 so a new kind of player is one module and one ``AgentKind``. ``BaseAgent`` gives
 every ability of the protocol a default, so a new player only writes what it
@@ -59,17 +60,22 @@ class NeuralAgent(BaseAgent):
     default) a net that ships a pruning net searches with it (``bgnet.nets.pruning``).
     """
 
-    def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0, prune: bool = True) -> None:
+    def __init__(self, path: str | Path = DEFAULT_CHECKPOINT, ply: int = 0, prune: bool = True,
+                 precision: str = "float32") -> None:
+        from bgnet.nets.bf16net import with_precision
         from bgnet.nets.fastnet import load_evaluator
         from bgnet.nets.pruning import DEFAULT_KEEP, with_pruning
 
         self.path = str(path)
         self.ply = check_ply(ply)
-        self.net = load_evaluator(path)  # no torch import: see bgnet.nets.fastnet; nets by kind when the file has them
+        self.precision = precision
+        # no torch import in float32: see bgnet.nets.fastnet; nets by kind when the file has them
+        self.net = with_precision(load_evaluator(path), precision)
         # Searches value only the replies the release's pruning net keeps (bgnet.nets.pruning); other nets have none.
         self._exact: Evaluator = with_pruning(with_database(self.net), path, DEFAULT_KEEP if prune else 0)
         self.evaluator = self._exact
-        self.name = f"{self.path}@{ply}" if prune else f"{NO_PRUNE_PREFIX}{self.path}@{ply}"
+        name = f"{self.path}@{ply}" if prune else f"{NO_PRUNE_PREFIX}{self.path}@{ply}"
+        self.name = name if precision == "float32" else f"{BF16_PREFIX}{name}"
 
     @property
     def probs_fn(self) -> Evaluator:
@@ -221,6 +227,8 @@ class AgentSpec:
     """The seed of a player that draws random numbers."""
     prune: bool = True
     """Whether a net's searches use its pruning net, when it ships one (``bgnet.nets.pruning``)."""
+    precision: str = "float32"
+    """The arithmetic of a bgnet net's evaluations (``bgnet.nets.bf16net.PRECISIONS``)."""
 
 
 @dataclass(frozen=True)
@@ -257,7 +265,7 @@ def _checkpoint_agent(spec: AgentSpec) -> BaseAgent:
     """A checkpoint path: ``NeuralAgent`` (AgentSpecError when the file does not exist)."""
     if not Path(spec.name).exists():
         raise AgentSpecError(f"agent {spec.text!r} is not {_kinds_listed()}")
-    return NeuralAgent(spec.name, spec.ply, spec.prune)
+    return NeuralAgent(spec.name, spec.ply, spec.prune, spec.precision)
 
 
 NO_PRUNE_PREFIX = "noprune:"
@@ -267,7 +275,21 @@ NO_PRUNE_PREFIX = "noprune:"
 def _unpruned_agent(spec: AgentSpec) -> BaseAgent:
     """``noprune:SPEC``: SPEC's player (``default``, a checkpoint file) without its pruning net."""
     inner = spec.name[len(NO_PRUNE_PREFIX):]
-    return load_agent(inner, spec.ply, spec.seed, prune=False)
+    return load_agent(inner, spec.ply, spec.seed, prune=False, precision=spec.precision)
+
+
+BF16_PREFIX = "bf16:"
+"""``bf16:SPEC``: the net of SPEC valued in bfloat16 (``bgnet.nets.bf16net``): the same play, cheaper in batches."""
+
+
+def _bf16_agent(spec: AgentSpec) -> BaseAgent:
+    """``bf16:SPEC``: SPEC's player (``default``, a checkpoint file, ``noprune:...``) with its net in bfloat16."""
+    inner = spec.name[len(BF16_PREFIX):]
+    agent = load_agent(inner, spec.ply, spec.seed, prune=spec.prune, precision="bfloat16")
+    if not isinstance(agent, NeuralAgent):
+        raise AgentSpecError(f"agent {spec.text!r}: {BF16_PREFIX} applies to a bgnet net (default or a checkpoint "
+                             "file)")
+    return agent
 
 
 AGENT_KINDS: list[AgentKind] = [
@@ -276,7 +298,9 @@ AGENT_KINDS: list[AgentKind] = [
     AgentKind("gnubg", _named("gnubg", "gnubg-filtered"),
               lambda spec: GnubgAgent(spec.ply, filtered=spec.name.lower() == "gnubg-filtered")),
     AgentKind("noprune:SPEC", lambda name: name.lower().startswith(NO_PRUNE_PREFIX), _unpruned_agent),
-    AgentKind("default", _named("default", "bgnet", ""), lambda spec: NeuralAgent(DEFAULT_CHECKPOINT, spec.ply, spec.prune)),
+    AgentKind("bf16:SPEC", lambda name: name.lower().startswith(BF16_PREFIX), _bf16_agent),
+    AgentKind("default", _named("default", "bgnet", ""),
+              lambda spec: NeuralAgent(DEFAULT_CHECKPOINT, spec.ply, spec.prune, spec.precision)),
     AgentKind("netset:PATH", lambda name: name.lower().startswith(NETSET_PREFIXES), _netset_agent),
     AgentKind("an existing checkpoint file", lambda name: True, _checkpoint_agent),
 ]
@@ -317,9 +341,11 @@ def checkpoint_path(spec: str | None) -> Path:
     return Path(name)
 
 
-def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0, prune: bool = True) -> BaseAgent:
+def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0, prune: bool = True,
+               precision: str = "float32") -> BaseAgent:
     """The player named by ``spec`` (the first of ``AGENT_KINDS`` that recognises it); ``ply`` overrides an
-    ``@ply`` suffix; ``prune`` False makes a net's searches value every reply."""
+    ``@ply`` suffix; ``prune`` False makes a net's searches value every reply; ``precision`` is the arithmetic of
+    a bgnet net's evaluations (``bgnet.nets.bf16net.PRECISIONS``; other players ignore it)."""
     name, spec_ply = split_spec(spec)
     ply = spec_ply if ply is None else ply
     ply = 0 if ply is None else ply
@@ -327,6 +353,6 @@ def load_agent(spec: str = "default", ply: int | None = None, seed: int = 0, pru
         check_ply(ply)
     except BgnetError:
         raise AgentSpecError(f"agent {spec!r}: ply must be from 0 to {MAX_PLY}") from None
-    parsed = AgentSpec(text=spec, name=name, ply=ply, seed=seed, prune=prune)
+    parsed = AgentSpec(text=spec, name=name, ply=ply, seed=seed, prune=prune, precision=precision)
     kind = next(k for k in AGENT_KINDS if k.matches(name))
     return kind.make(parsed)

@@ -1,0 +1,147 @@
+"""A net's forward pass in bfloat16 through torch's oneDNN products (AMX tiles on CPUs that have them).
+
+The fused float32 kernel (``bgnet.nets._net_kernels``) values a board of the release in about 4.7-7 µs on one
+core. oneDNN multiplies bfloat16 matrices on AMX at some 500-900 GMAC/s, so in large batches (duels, rollouts,
+search leaves) the same net costs about a third of that. What it costs in play: the chances move by about 0.001 in
+equity from the float32 ones (docs/TRAINING.md, "Cheaper evaluators"), and the choice changes in about 1% of
+decisions, each between plays within a few thousandths. Opt-in: ``bf16:SPEC`` players and ``--precision
+bfloat16``.
+
+Each board's chances are its own, as the float32 kernel's are. oneDNN's bits for a row depend on the shape of the
+product and on its thread count, not on the other rows: so boards go through the net in blocks of exactly
+``BLOCK`` rows (the last padded with empty rows) on one torch thread, and a board has the same chances alone or in
+any batch, whatever the number of workers. They are the same on another machine only if its CPU and torch build
+choose the same kernels (an AMX machine and one without differ in the last bits).
+
+The hidden layers run in bfloat16 (each product, bias and activation fused in one oneDNN call), the output layer
+in float32: its five sums decide the chances, and rounding them to bfloat16 would double the error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from bgnet.core.errors import BgnetError
+from bgnet.features.kinds import KINDS, rows_by_scorer
+from bgnet.features.registry import encode
+from bgnet.nets.fastnet import NumpyNet, NumpyNetSet
+
+__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "Bf16NetSet", "check_precision", "with_precision"]
+
+BLOCK = 256
+"""Boards a product takes, always (the last block is padded): oneDNN's bits for a row depend on the product's
+shape, so a fixed shape makes each board's chances independent of its batch. 256 rows keep AMX's tiles full
+(at 128 a board costs a third more; padding a single board costs one block, about 0.6 ms)."""
+
+PRECISIONS = ("float32", "bfloat16")
+"""The arithmetic a bgnet net can be evaluated in: float32 (the fused kernel, the default) or bfloat16 (this
+module)."""
+
+
+class Bf16NetError(BgnetError):
+    """A precision bgnet does not have, or a bfloat16 evaluation asked of something that is not a bgnet net."""
+
+
+def _torch() -> Any:
+    """torch, on one thread (imported here: the float32 path never needs it)."""
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)  # oneDNN's bits depend on its thread count; bgnet's workers all run one
+    return torch
+
+
+def _hidden_layer(torch: Any, activation: str) -> Callable[[Any, Any, Any], Any]:
+    """``x -> act(x @ w.T + b)`` in bfloat16: one fused oneDNN call where torch has it, else a product and an
+    activation (the same values up to the last bit, and as reproducible)."""
+    mkldnn = getattr(torch.ops, "mkldnn", None)
+    if torch.backends.mkldnn.is_available() and mkldnn is not None and hasattr(mkldnn, "_linear_pointwise"):
+        return lambda x, w, b: mkldnn._linear_pointwise(x, w, b, activation, [], "")
+    act = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}[activation]
+    return lambda x, w, b: act(torch.nn.functional.linear(x, w, b))
+
+
+class Bf16Net:
+    """``NumpyNet``'s net valued in bfloat16 (hidden layers) and float32 (output layer), ``BLOCK`` boards a
+    product; the same ``probs_of_boards`` as ``NumpyNet``."""
+
+    def __init__(self, net: NumpyNet) -> None:
+        torch = _torch()
+        layers = [(w, b) for w, b in net.layers if w.shape[0]]  # an identity layer passes the ReLU'd units on
+        self.feature_version = net.feature_version
+        self.activation = net.activation
+        self._hidden = [(torch.from_numpy(np.ascontiguousarray(w.T)).to(torch.bfloat16),
+                         torch.from_numpy(b.copy()).to(torch.bfloat16)) for w, b in layers[:-1]]
+        w_out, b_out = layers[-1]
+        self._w_out = torch.from_numpy(np.ascontiguousarray(w_out, np.float32))  # (inputs, 5)
+        self._b_out = torch.from_numpy(b_out.astype(np.float32))
+        self._layer = _hidden_layer(torch, net.activation)
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
+        arr = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+        n = len(arr)
+        if n == 0:
+            return np.zeros((0, 5), np.float32)
+        torch = _torch()
+        x = encode(arr, version=self.feature_version)
+        padded = np.zeros((-(-n // BLOCK) * BLOCK, x.shape[1]), np.float32)
+        padded[:n] = x
+        inputs = torch.from_numpy(padded).to(torch.bfloat16)
+        s = np.empty((len(padded), 5), np.float32)
+        with torch.no_grad():
+            for i in range(0, len(padded), BLOCK):
+                h = inputs[i:i + BLOCK]
+                for w, b in self._hidden:
+                    h = self._layer(h, w, b)
+                s[i:i + BLOCK] = torch.sigmoid(torch.addmm(self._b_out, h.float(), self._w_out)).numpy()
+        s = s[:n]
+        out = np.empty((n, 5), np.float32)
+        out[:, 0] = s[:, 0]
+        out[:, 1] = s[:, 0] * s[:, 1]
+        out[:, 2] = out[:, 1] * s[:, 2]
+        out[:, 3] = (np.float32(1.0) - s[:, 0]) * s[:, 3]
+        out[:, 4] = out[:, 3] * s[:, 4]
+        return out
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        """The same as ``probs_of_boards``."""
+        return self.probs_of_boards(boards)
+
+
+class Bf16NetSet:
+    """``NumpyNetSet``'s nets by kind, each a ``Bf16Net``."""
+
+    def __init__(self, nets: NumpyNetSet) -> None:
+        converted = {id(net): Bf16Net(net) for net in nets.by_code}
+        self.by_code = [converted[id(net)] for net in nets.by_code]
+        self.nets = {kind: self.by_code[c] for c, kind in enumerate(KINDS) if kind in nets.nets}
+        self.feature_version = nets.feature_version
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each from the net of its kind."""
+        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
+        out = np.zeros((len(boards), 5), np.float32)
+        for net, rows in rows_by_scorer(boards, self.by_code):
+            out[rows] = net.probs_of_boards(boards[rows])
+        return out
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        """The same as ``probs_of_boards``."""
+        return self.probs_of_boards(boards)
+
+
+def check_precision(precision: str) -> str:
+    """``precision`` if bgnet has it (``PRECISIONS``); Bf16NetError otherwise."""
+    if precision not in PRECISIONS:
+        raise Bf16NetError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    return precision
+
+
+def with_precision(net: NumpyNet | NumpyNetSet, precision: str) -> NumpyNet | NumpyNetSet | Bf16Net | Bf16NetSet:
+    """``net`` itself for float32, its bfloat16 twin for bfloat16."""
+    if check_precision(precision) == "float32":
+        return net
+    return Bf16NetSet(net) if isinstance(net, NumpyNetSet) else Bf16Net(net)

@@ -1,0 +1,110 @@
+"""The bfloat16 forward pass: close to the float32 kernel, each board's chances its own whatever its batch."""
+
+import numpy as np
+import pytest
+import torch
+
+from bgnet.core.position import Position
+from bgnet.core.probs import equities
+from bgnet.features.kinds import KINDS, position_kinds
+from bgnet.nets.bf16net import BLOCK, Bf16Net, Bf16NetError, Bf16NetSet, with_precision
+from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, load_evaluator
+from bgnet.play.agents import DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, load_agent
+
+
+def game_boards(n: int, seed: int) -> np.ndarray:
+    """``n`` boards of random games, each seen from its side on roll."""
+    rng = np.random.default_rng(seed)
+    pos, out = Position.start(), []
+    while len(out) < n:
+        moves = pos.legal_moves(tuple(rng.integers(1, 7, 2)))
+        pos = moves[rng.integers(len(moves))].after.swap_sides()
+        if pos.is_game_over():
+            pos = Position.start()
+        out.append(pos.board)
+    return np.array(out, np.int8)
+
+
+@pytest.fixture(scope="module")
+def release() -> NumpyNet:
+    net = load_evaluator(DEFAULT_CHECKPOINT)
+    assert isinstance(net, NumpyNet)
+    return net
+
+
+def test_chances_are_close_to_the_float32_kernel(release):
+    boards = game_boards(600, seed=1)
+    exact = release.probs_of_boards(boards)
+    probs = Bf16Net(release).probs_of_boards(boards)
+    assert probs.shape == (600, 5) and probs.dtype == np.float32
+    error = np.abs(equities(probs) - equities(exact))
+    assert error.mean() < 0.002 and error.max() < 0.02  # measured: about 0.0008 and 0.008
+    assert error.max() > 0  # bfloat16 really is in use
+    # the chances keep their order: gammons within wins, backgammons within gammons
+    assert np.all(probs[:, 1] <= probs[:, 0]) and np.all(probs[:, 2] <= probs[:, 1])
+    assert np.all(probs[:, 4] <= probs[:, 3]) and np.all(probs[:, 3] <= 1 - probs[:, 0])
+
+
+def test_a_boards_chances_do_not_depend_on_its_batch(release):
+    net = Bf16Net(release)
+    boards = game_boards(2 * BLOCK + 37, seed=2)
+    whole = net.probs_of_boards(boards)
+    rng = np.random.default_rng(3)
+    order = rng.permutation(len(boards))
+    assert np.array_equal(net.probs_of_boards(boards[order]), whole[order])
+    for size in (1, 7, BLOCK - 1, BLOCK, BLOCK + 1):
+        start = int(rng.integers(0, len(boards) - size))
+        assert np.array_equal(net.probs_of_boards(boards[start:start + size]), whole[start:start + size])
+
+
+def test_torch_threads_do_not_change_the_chances(release):
+    boards = game_boards(300, seed=4)
+    one = Bf16Net(release).probs_of_boards(boards)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert np.array_equal(Bf16Net(release).probs_of_boards(boards), one)
+        assert torch.get_num_threads() == 1  # pinned: oneDNN's bits depend on its threads
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_no_boards_gives_no_chances(release):
+    assert Bf16Net(release).probs_of_boards(np.zeros((0, 26), np.int8)).shape == (0, 5)
+
+
+def test_nets_by_kind_each_value_their_own_boards(release):
+    width = release.layers[0][0].shape[0]  # NumpyNet takes torch's (outputs, inputs) matrices
+    race_net = NumpyNet([(np.full((8, width), 0.01, np.float32), np.zeros(8, np.float32)),
+                         (np.full((5, 8), -0.5, np.float32), np.zeros(5, np.float32))], "relu", release.feature_version)
+    bf16 = with_precision(NumpyNetSet({"contact": release, "race": race_net}), "bfloat16")
+    assert isinstance(bf16, Bf16NetSet)
+    boards = game_boards(1500, seed=5)
+    race = position_kinds(boards) == KINDS.index("race")
+    assert 0 < race.sum() < len(boards)
+    probs = bf16.probs_of_boards(boards)
+    assert np.array_equal(probs[race], Bf16Net(race_net).probs_of_boards(boards[race]))
+    assert np.array_equal(probs[~race], Bf16Net(release).probs_of_boards(boards[~race]))
+
+
+def test_float32_is_the_net_itself_and_unknown_precisions_are_refused(release):
+    assert with_precision(release, "float32") is release
+    with pytest.raises(Bf16NetError, match="precision 'float16'"):
+        with_precision(release, "float16")
+
+
+def test_bf16_players_value_with_the_bf16_net():
+    agent = load_agent("bf16:default")
+    assert isinstance(agent, NeuralAgent) and isinstance(agent.net, Bf16Net)
+    assert agent.name.startswith("bf16:") and agent.precision == "bfloat16"
+    assert load_agent(agent.name).name == agent.name  # the name loads the same player back (duel workers do)
+    unpruned = load_agent("noprune:bf16:default@1")
+    assert isinstance(unpruned, NeuralAgent) and isinstance(unpruned.net, Bf16Net) and unpruned.ply == 1
+    assert load_agent("bf16:noprune:default@1").name == unpruned.name
+    with pytest.raises(AgentSpecError, match="applies to a bgnet net"):
+        load_agent("bf16:pubeval")
+
+
+def test_a_bf16_player_picks_the_float32_players_play_in_a_clear_position():
+    pos = Position.start()
+    assert load_agent("bf16:default").hint(pos, "31").best.move == load_agent("default").hint(pos, "31").best.move
