@@ -8,7 +8,9 @@ from bgnet.core.position import Position
 from bgnet.core.probs import equities
 from bgnet.features.kinds import KINDS, position_kinds
 from bgnet.nets.bf16net import BLOCK, Bf16Net, Bf16NetError, Bf16NetSet, with_precision
+from bgnet.nets.bearoff import DatabaseEvaluator
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, load_evaluator
+from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.play.agents import DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, load_agent
 
 
@@ -97,6 +99,10 @@ def test_bf16_players_value_with_the_bf16_net():
     agent = load_agent("bf16:default")
     assert isinstance(agent, NeuralAgent) and isinstance(agent.net, Bf16Net)
     assert agent.name.startswith("bf16:") and agent.precision == "bfloat16"
+    # the student (a rollout's luck) in bfloat16 too; the pruning net, which picks the plays valued, in float32
+    evaluator = agent.evaluator
+    assert isinstance(evaluator, PrunedEvaluator) and isinstance(evaluator.pruning, NumpyNet)
+    assert isinstance(evaluator.student, DatabaseEvaluator) and isinstance(evaluator.student.inner, Bf16Net)
     assert load_agent(agent.name).name == agent.name  # the name loads the same player back (duel workers do)
     unpruned = load_agent("noprune:bf16:default@1")
     assert isinstance(unpruned, NeuralAgent) and isinstance(unpruned.net, Bf16Net) and unpruned.ply == 1

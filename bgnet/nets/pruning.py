@@ -144,14 +144,20 @@ class PrunedEvaluator:
 E = TypeVar("E", bound=EvaluatorLike)
 
 
-def with_pruning(evaluator: E, checkpoint: str | os.PathLike[str], keep: int = DEFAULT_KEEP) -> E | PrunedEvaluator:
+def with_pruning(evaluator: E, checkpoint: str | os.PathLike[str], keep: int = DEFAULT_KEEP,
+                 precision: str = "float32") -> E | PrunedEvaluator:
     """``evaluator`` with the pruning net (and the student, when one ships) of ``checkpoint`` when one ships for that
-    exact file, else itself; ``keep`` 0 turns pruning off."""
+    exact file, else itself; ``keep`` 0 turns pruning off. ``precision`` is the student's arithmetic
+    (``bgnet.nets.bf16net``: it values only a rollout's luck, whose mean is zero whatever net values it); the
+    pruning net, which decides which plays are valued, stays float32."""
+    from bgnet.nets.bf16net import with_precision
+
     pruning = load_pruning_net(checkpoint) if keep else None
     if pruning is None:
         return evaluator
     student = load_student_net(checkpoint)
-    return PrunedEvaluator(evaluator, pruning, keep, student=None if student is None else with_database(student))
+    return PrunedEvaluator(evaluator, pruning, keep,
+                           student=None if student is None else with_database(with_precision(student, precision)))
 
 
 def load_exact_evaluator(checkpoint: str | os.PathLike[str]) -> DatabaseEvaluator:

@@ -72,7 +72,8 @@ class NeuralAgent(BaseAgent):
         # no torch import in float32: see bgnet.nets.fastnet; nets by kind when the file has them
         self.net = with_precision(load_evaluator(path), precision)
         # Searches value only the replies the release's pruning net keeps (bgnet.nets.pruning); other nets have none.
-        self._exact: Evaluator = with_pruning(with_database(self.net), path, DEFAULT_KEEP if prune else 0)
+        self._exact: Evaluator = with_pruning(with_database(self.net), path, DEFAULT_KEEP if prune else 0,
+                                             precision)
         self.evaluator = self._exact
         name = f"{self.path}@{ply}" if prune else f"{NO_PRUNE_PREFIX}{self.path}@{ply}"
         self.name = name if precision == "float32" else f"{BF16_PREFIX}{name}"
