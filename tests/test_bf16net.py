@@ -1,5 +1,7 @@
 """The bfloat16 forward pass: close to the float32 kernel, each board's chances its own whatever its batch."""
 
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -69,6 +71,12 @@ def test_torch_threads_do_not_change_the_chances(release):
         assert torch.get_num_threads() == 1  # pinned: oneDNN's bits depend on its threads
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_net_pickles_for_workers(release):
+    net = Bf16Net(release)
+    boards = game_boards(40, seed=6)
+    assert np.array_equal(pickle.loads(pickle.dumps(net)).probs_of_boards(boards), net.probs_of_boards(boards))
 
 
 def test_no_boards_gives_no_chances(release):

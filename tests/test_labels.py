@@ -112,6 +112,30 @@ def test_label_cli_prune_gives_the_released_nets_pruned_search(tmp_path, capsys)
         assert "--prune applies to n-ply labels" in capsys.readouterr().err
 
 
+def test_label_cli_in_bfloat16_labels_with_the_bf16_net(tmp_path, capsys) -> None:
+    # --precision bfloat16 labels through bgnet.nets.bf16net: the search's chances on that net, within a few
+    # thousandths of the float32 labels; the file says which.
+    from bgnet.cli.labels import main
+    from bgnet.core.resources import default_checkpoint
+    from bgnet.nets.pruning import load_exact_evaluator
+    from bgnet.play.search import evaluate_boards
+
+    inp, out, out32 = tmp_path / "in.npz", tmp_path / "out.npz", tmp_path / "out32.npz"
+    boards = np.array([MIDGAME.board, START.board, MIDGAME.swap_sides().board], np.int8)
+    np.savez(inp, boards=boards)
+    assert main(["label", str(inp), str(out), "--ply", "1", "--precision", "bfloat16"]) == 0
+    assert main(["label", str(inp), str(out32), "--ply", "1"]) == 0
+    got, fp32 = load_targets(out), load_targets(out32)
+    want = evaluate_boards(load_exact_evaluator(default_checkpoint(), "bfloat16"), boards, 1)
+    assert np.array_equal(got.probs, want.astype(np.float32))
+    assert got.meta["precision"] == "bfloat16" and fp32.meta["precision"] == "float32"
+    assert 0 < np.abs(got.probs - fp32.probs).max() < 0.01
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:  # argparse: one line, exit status 2
+        main(["label", str(inp), str(out), "--precision", "half"])
+    assert stop.value.code == 2 and "invalid choice: 'half'" in capsys.readouterr().err
+
+
 def test_label_cli_scores_each_board_with_its_kinds_net_and_bear_offs_exactly(tmp_path) -> None:
     # A checkpoint with a race net of its own labels races with it, and pure bear-offs with the database, as the
     # rounds' labels and every agent do (not with the contact net alone).

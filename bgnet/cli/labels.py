@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from bgnet.cli.parser import EXIT_USAGE, Parser, add_backend_arguments
+from bgnet.cli.parser import EXIT_USAGE, Parser, add_backend_arguments, add_precision_argument
 from bgnet.core.errors import BgnetError
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def build_parser(prog: str = PROG) -> Parser:
     lab.add_argument("--prune", action="store_true",
                      help="n-ply searches value each roll's best replies by the checkpoint's pruning net, as "
                           "bgnet hint searches (--ply 1 or more, no --trials)")
+    add_precision_argument(lab)
     add_backend_arguments(lab, workers_flag=True, help_for={
         "backend": "where the groups of positions run: this process or a Ray cluster (same targets)",
         "ray_address": "Ray cluster to attach to (default: a local Ray instance)",
@@ -92,7 +93,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         boards = _read_boards(args.inp)
         checkpoint = args.model or default_checkpoint()
         # the checkpoint's nets by kind when it has several, and the exact bear-off database, as rounds label
-        fn = load_exact_evaluator(checkpoint).probs_of_boards
+        fn = load_exact_evaluator(checkpoint, args.precision).probs_of_boards
         if args.prune:
             fn = _pruned(checkpoint, fn, args.ply, args.trials)
         settings = RolloutSettings(trials=max(1, args.trials), ply=min(args.ply, 1) if args.trials > 0 else 0,
@@ -103,7 +104,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         b, p, se = label_positions(fn, boards, trials=args.trials, ply=args.ply, seed=args.seed, settings=settings,
                                    backend=backend)
         save_targets(args.out, b, p, se, trials=args.trials, ply=args.ply, seed=args.seed,
-                     truncate=args.truncate, model=args.model or "default", prune=args.prune)
+                     truncate=args.truncate, model=args.model or "default", prune=args.prune,
+                     precision=args.precision)
     except (BgnetError, OSError) as err:
         print(f"{prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
         return EXIT_USAGE

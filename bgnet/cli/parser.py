@@ -94,9 +94,9 @@ def add_precision_argument(parser: argparse.ArgumentParser) -> None:
     from bgnet.nets.bf16net import PRECISIONS
 
     parser.add_argument("--precision", choices=PRECISIONS, default="float32",
-                        help="the net's arithmetic: float32 (default) or bfloat16 (about 1.3-1.6x the trials a second "
-                             "on CPUs with AMX, chances within about 0.001; the same seed gives the same result on "
-                             "any number of workers of the same machine)")
+                        help="the net's arithmetic: float32 (default) or bfloat16 (on CPUs with AMX about half the "
+                             "net's cost in large batches; chances within about 0.001 of float32's; the same seed "
+                             "gives the same result on any number of workers of the same machine)")
 
 
 def add_prune_argument(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ in float32: its five sums decide the chances, and rounding them to bfloat16 woul
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -53,14 +53,11 @@ def _torch() -> Any:
     return torch
 
 
-def _hidden_layer(torch: Any, activation: str) -> Callable[[Any, Any, Any], Any]:
-    """``x -> act(x @ w.T + b)`` in bfloat16: one fused oneDNN call where torch has it, else a product and an
-    activation (the same values up to the last bit, and as reproducible)."""
+def _fused_layers(torch: Any) -> bool:
+    """Whether torch has oneDNN's fused product, bias and activation (``mkldnn._linear_pointwise``)."""
     mkldnn = getattr(torch.ops, "mkldnn", None)
-    if torch.backends.mkldnn.is_available() and mkldnn is not None and hasattr(mkldnn, "_linear_pointwise"):
-        return lambda x, w, b: mkldnn._linear_pointwise(x, w, b, activation, [], "")
-    act = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}[activation]
-    return lambda x, w, b: act(torch.nn.functional.linear(x, w, b))
+    return bool(torch.backends.mkldnn.is_available() and mkldnn is not None
+                and hasattr(mkldnn, "_linear_pointwise"))
 
 
 class Bf16Net:
@@ -77,7 +74,15 @@ class Bf16Net:
         w_out, b_out = layers[-1]
         self._w_out = torch.from_numpy(np.ascontiguousarray(w_out, np.float32))  # (inputs, 5)
         self._b_out = torch.from_numpy(b_out.astype(np.float32))
-        self._layer = _hidden_layer(torch, net.activation)
+        self._fused = _fused_layers(torch)
+
+    def _hidden_layer(self, torch: Any, x: Any, w: Any, b: Any) -> Any:
+        """``act(x @ w.T + b)`` in bfloat16: one fused oneDNN call where torch has it, else a product and an
+        activation (as reproducible; a method, not a stored function, so that the net pickles for workers)."""
+        if self._fused:
+            return torch.ops.mkldnn._linear_pointwise(x, w, b, self.activation, [], "")
+        act = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}[self.activation]
+        return act(torch.nn.functional.linear(x, w, b))
 
     def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
         """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
@@ -95,7 +100,7 @@ class Bf16Net:
             for i in range(0, len(padded), BLOCK):
                 h = inputs[i:i + BLOCK]
                 for w, b in self._hidden:
-                    h = self._layer(h, w, b)
+                    h = self._hidden_layer(torch, h, w, b)
                 s[i:i + BLOCK] = torch.sigmoid(torch.addmm(self._b_out, h.float(), self._w_out)).numpy()
         s = s[:n]
         out = np.empty((n, 5), np.float32)

@@ -160,7 +160,10 @@ def with_pruning(evaluator: E, checkpoint: str | os.PathLike[str], keep: int = D
                            student=None if student is None else with_database(with_precision(student, precision)))
 
 
-def load_exact_evaluator(checkpoint: str | os.PathLike[str]) -> DatabaseEvaluator:
+def load_exact_evaluator(checkpoint: str | os.PathLike[str], precision: str = "float32") -> DatabaseEvaluator:
     """The net of ``checkpoint`` as labels, rankers and agents value boards (before any pruning): its nets by kind of
-    position (``bgnet.nets.fastnet.load_evaluator``) with exact answers for pure bear-offs."""
-    return with_database(load_evaluator(checkpoint))
+    position (``bgnet.nets.fastnet.load_evaluator``), in ``precision`` (``bgnet.nets.bf16net``), with exact answers
+    for pure bear-offs."""
+    from bgnet.nets.bf16net import with_precision
+
+    return with_database(with_precision(load_evaluator(checkpoint), precision))
