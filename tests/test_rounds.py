@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from bgnet.core import _game_kernels as gk
+from bgnet.core.errors import BgnetError
 from bgnet.nets.model import BgNet, ModelConfig, load_net, save_checkpoint
 from bgnet.play.search import evaluate_boards
 from bgnet.cli.rounds import main
@@ -51,6 +52,26 @@ def test_rounds_resume_and_reproduce(init, tmp_path):
     a, b = load_net(tmp_path / "a" / "round_002.pt"), load_net(out_b / "round_002.pt")
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
     assert load_net(tmp_path / "a" / "round_001.pt").config.feature_version == 2
+
+
+def test_bfloat16_labels_are_the_search_on_the_bf16_net_and_only_where_they_apply(init, tmp_path):
+    # --precision bfloat16 labels with bgnet.nets.bf16net's twin of the round's net (positions, fit and duel stay
+    # float32): the same positions as a float32 run, labels within a few thousandths of its labels
+    from bgnet.nets.bf16net import Bf16Net
+    from bgnet.trainer.inference import numpy_net_of
+
+    small = {**SMALL, "rounds": 1, "positions": 40}
+    run_rounds(str(init), tmp_path / "a", RoundsConfig(**small), log=lambda s: None)
+    run_rounds(str(init), tmp_path / "b", RoundsConfig(**{**small, "precision": "bfloat16"}), log=lambda s: None)
+    with np.load(tmp_path / "a" / "labels_001.npz") as a, np.load(tmp_path / "b" / "labels_001.npz") as b:
+        assert np.array_equal(a["boards"], b["boards"])
+        want = evaluate_boards(Bf16Net(numpy_net_of(load_net(init))), b["boards"], 1)
+        assert np.array_equal(b["targets"], want.astype(b["targets"].dtype))
+        assert 0 < np.abs(a["targets"] - b["targets"]).max() < 0.02
+    for bad in ({"precision": "half"}, {"precision": "bfloat16", "label": "rollout"},
+                {"precision": "bfloat16", "kind": "race"}):
+        with pytest.raises(BgnetError, match="precision"):
+            RoundsConfig(**{**SMALL, **bad}).check()
 
 
 def test_labels_in_parts_resume_and_do_not_depend_on_workers(init, tmp_path, monkeypatch):

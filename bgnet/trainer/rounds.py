@@ -36,7 +36,8 @@ from bgnet.core.atomic import atomic_path, atomic_write, default_permissions
 from bgnet.core.protocols import ProbsFn
 from bgnet.nets.model import (NetSet, net_from_checkpoint, netset_from_checkpoint, read_checkpoint, save_checkpoint,
                               save_netset)
-from bgnet.trainer.inference import probs_fn_of
+from bgnet.nets.bf16net import with_precision
+from bgnet.trainer.inference import numpy_net_of, probs_fn_of
 from bgnet.trainer.round_config import FREE_SETTINGS, RoundResult, RoundsConfig, RoundsError, State, round_seed
 from bgnet.trainer.round_fit import fit_copy, student_widths
 from bgnet.trainer.round_labels import round_labels, window_labels
@@ -98,8 +99,9 @@ def run_rounds(init: str, out: str | os.PathLike[str], cfg: RoundsConfig,
         net = net_from_checkpoint(read_checkpoint(out_dir / "current.pt"), "the current net")
         student_widths(cfg, net.config.hidden)
         fn = probs_fn_of(net)
+        label_fn = fn if cfg.precision == "float32" else with_precision(numpy_net_of(net), cfg.precision)
         t0 = time.perf_counter()
-        boards, targets = round_labels(out_dir, r, cfg, fn, lambda: round_positions(fn, cfg, r), net)
+        boards, targets = round_labels(out_dir, r, cfg, label_fn, lambda: round_positions(fn, cfg, r), net)
         t1 = time.perf_counter()
         fit_boards, fit_targets = window_labels(out_dir, r, cfg.fit_window, boards, targets)
         cand, mse = fit_copy(net, fit_boards, fit_targets, cfg, round_seed(cfg.seed, r, 2))
