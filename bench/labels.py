@@ -15,7 +15,7 @@ leaves out the pruned rows; ``--tf32`` adds the torch rows with TensorFloat-32 m
 from the float32 search is what that speed costs).
 
     python bench/labels.py [--model checkpoints/bgnet.pt] [--positions 100] [--tops 6,10] [--seed 5]
-        [--device cpu|cuda [--device-scale K] [--batch N] [--tf32]]
+        [--precision bfloat16] [--device cpu|cuda [--device-scale K] [--batch N] [--tf32]]
 """
 
 from __future__ import annotations
@@ -95,6 +95,8 @@ def bench(argv: list[str] | None = None) -> int:
     ap.add_argument("--positions", type=int, default=100)
     ap.add_argument("--tops", default="6,10", help="the K of the pruned 2-ply rows, comma-separated")
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                    help="bfloat16: also the 1-ply and pruned 2-ply labels with the net in bfloat16 (bgnet.nets.bf16net)")
     ap.add_argument("--device", default="", help="also time the torch search on this device (cpu, cuda)")
     ap.add_argument("--device-scale", type=int, default=1, help="the torch search times this many copies")
     ap.add_argument("--batch", type=int, default=None, help="positions a chunk of the torch search")
@@ -113,6 +115,16 @@ def bench(argv: list[str] | None = None) -> int:
         def pruned(b: np.ndarray, k: int = k) -> np.ndarray:
             return evaluate_pruned(fn, b, 2, k)
         rows.append((f"2-ply, last level pubeval's best {k}", *timed(pruned, cands)))
+    if args.precision != "float32":  # the same labels with the net in bfloat16, timed in the same run
+        from bgnet.nets.bf16net import with_precision
+        from bgnet.trainer.inference import numpy_net_of
+
+        low = with_precision(numpy_net_of(net), args.precision)
+        rows.append((f"1-ply, {args.precision}", *timed(lambda b: evaluate_boards(low, b, 1), cands)))
+        for k in tops:
+            def pruned_low(b: np.ndarray, k: int = k) -> np.ndarray:
+                return evaluate_pruned(low, b, 2, k)
+            rows.append((f"2-ply, best {k}, {args.precision}", *timed(pruned_low, cands)))
     print(f"{len(cands)} candidate positions, {args.model}, one torch thread")
     print(f"{'label':<36} {'ms a position':>14} {'RMS from 2-ply':>15} {'mean diff':>10}")
     for name, eq, ms in rows:

@@ -73,6 +73,16 @@ def test_torch_threads_do_not_change_the_chances(release):
         torch.set_num_threads(before)
 
 
+def test_without_the_fused_oneDNN_layer_the_chances_are_as_close_and_as_reproducible(release):
+    net = Bf16Net(release)
+    net._fused = False  # as on a CPU where oneDNN refuses it (AVX2 only)
+    boards = game_boards(300, seed=7)
+    whole = net.probs_of_boards(boards)
+    assert np.abs(equities(whole) - equities(release.probs_of_boards(boards))).max() < 0.02
+    assert np.array_equal(net.probs_of_boards(boards[:5]), whole[:5])
+    assert np.array_equal(net.probs_of_boards(boards[::-1])[::-1], whole)
+
+
 def test_the_net_pickles_for_workers(release):
     net = Bf16Net(release)
     boards = game_boards(40, seed=6)

@@ -7,6 +7,9 @@ equity from the float32 ones (docs/TRAINING.md, "Cheaper evaluators"), and the c
 decisions, each between plays within a few thousandths. Opt-in: ``bf16:SPEC`` players and ``--precision
 bfloat16``.
 
+On CPUs without AMX it gives the same kind of chances at 2-11 times the float32 kernel's cost (``has_amx``: 2x
+with AVX-512's bfloat16 instructions, 11x with AVX2 alone).
+
 Each board's chances are its own, as the float32 kernel's are. oneDNN's bits for a row depend on the shape of the
 product and on its thread count, not on the other rows: so boards go through the net in blocks of exactly
 ``BLOCK`` rows (the last padded with empty rows) on one torch thread, and a board has the same chances alone or in
@@ -28,7 +31,8 @@ from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import encode
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet
 
-__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "Bf16NetSet", "check_precision", "with_precision"]
+__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "Bf16NetSet", "check_precision", "has_amx",
+           "with_precision"]
 
 BLOCK = 256
 """Boards a product takes, always (the last block is padded): oneDNN's bits for a row depend on the product's
@@ -53,11 +57,27 @@ def _torch() -> Any:
     return torch
 
 
-def _fused_layers(torch: Any) -> bool:
-    """Whether torch has oneDNN's fused product, bias and activation (``mkldnn._linear_pointwise``)."""
+def has_amx() -> bool:
+    """Whether this CPU has AMX tiles (Linux's ``amx_tile`` flag), where bfloat16 is the cheaper arithmetic: without
+    them oneDNN's bfloat16 products cost 2-11 times the float32 kernel."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            return any(line.startswith("flags") and " amx_tile" in line for line in fh)
+    except OSError:
+        return False
+
+
+def _fused_layers(torch: Any, w: Any, b: Any, activation: str) -> bool:
+    """Whether oneDNN's fused product, bias and activation (``mkldnn._linear_pointwise``) is there and runs on
+    this CPU (it refuses bfloat16 on CPUs without AVX-512)."""
     mkldnn = getattr(torch.ops, "mkldnn", None)
-    return bool(torch.backends.mkldnn.is_available() and mkldnn is not None
-                and hasattr(mkldnn, "_linear_pointwise"))
+    if not (torch.backends.mkldnn.is_available() and mkldnn is not None and hasattr(mkldnn, "_linear_pointwise")):
+        return False
+    try:
+        mkldnn._linear_pointwise(torch.zeros((BLOCK, w.shape[1]), dtype=torch.bfloat16), w, b, activation, [], "")
+    except RuntimeError:
+        return False
+    return True
 
 
 class Bf16Net:
@@ -74,7 +94,7 @@ class Bf16Net:
         w_out, b_out = layers[-1]
         self._w_out = torch.from_numpy(np.ascontiguousarray(w_out, np.float32))  # (inputs, 5)
         self._b_out = torch.from_numpy(b_out.astype(np.float32))
-        self._fused = _fused_layers(torch)
+        self._fused = bool(self._hidden) and _fused_layers(torch, *self._hidden[0], net.activation)
 
     def _hidden_layer(self, torch: Any, x: Any, w: Any, b: Any) -> Any:
         """``act(x @ w.T + b)`` in bfloat16: one fused oneDNN call where torch has it, else a product and an
