@@ -96,7 +96,8 @@ def bench(argv: list[str] | None = None) -> int:
     ap.add_argument("--tops", default="6,10", help="the K of the pruned 2-ply rows, comma-separated")
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
-                    help="bfloat16: also the 1-ply and pruned 2-ply labels with the net in bfloat16 (bgnet.nets.bf16net)")
+                    help="bfloat16: also the 1-ply and pruned 2-ply labels with the net in bfloat16 "
+                         "(bgnet.nets.bf16net)")
     ap.add_argument("--device", default="", help="also time the torch search on this device (cpu, cuda)")
     ap.add_argument("--device-scale", type=int, default=1, help="the torch search times this many copies")
     ap.add_argument("--batch", type=int, default=None, help="positions a chunk of the torch search")

@@ -29,7 +29,7 @@ import numpy as np
 from bgnet.core.errors import BgnetError
 from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import encode
-from bgnet.nets.fastnet import NumpyNet, NumpyNetSet
+from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, chances_of_outputs
 
 __all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "Bf16NetSet", "check_precision", "has_amx",
            "with_precision"]
@@ -122,14 +122,7 @@ class Bf16Net:
                 for w, b in self._hidden:
                     h = self._hidden_layer(torch, h, w, b)
                 s[i:i + BLOCK] = torch.sigmoid(torch.addmm(self._b_out, h.float(), self._w_out)).numpy()
-        s = s[:n]
-        out = np.empty((n, 5), np.float32)
-        out[:, 0] = s[:, 0]
-        out[:, 1] = s[:, 0] * s[:, 1]
-        out[:, 2] = out[:, 1] * s[:, 2]
-        out[:, 3] = (np.float32(1.0) - s[:, 0]) * s[:, 3]
-        out[:, 4] = out[:, 3] * s[:, 4]
-        return out
+        return chances_of_outputs(s[:n])
 
     def __call__(self, boards: np.ndarray) -> np.ndarray:
         """The same as ``probs_of_boards``."""

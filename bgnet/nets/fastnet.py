@@ -31,8 +31,8 @@ from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
 
-__all__ = ["CACHE_FORMAT", "IDENTITY", "KERNEL_LAYERS", "NumpyNet", "NumpyNetError", "NumpyNetSet", "export_weights",
-           "file_digest", "load_evaluator", "load_numpy_net"]
+__all__ = ["CACHE_FORMAT", "IDENTITY", "KERNEL_LAYERS", "NumpyNet", "NumpyNetError", "NumpyNetSet",
+           "chances_of_outputs", "export_weights", "file_digest", "load_evaluator", "load_numpy_net"]
 
 
 class NumpyNetError(BgnetError):
@@ -82,14 +82,7 @@ class NumpyNet:
             else:
                 h = _sigmoid(h)
         w, b = self.layers[-1]
-        s = _sigmoid(h @ w + b)
-        out = np.empty_like(s)
-        out[:, 0] = s[:, 0]
-        out[:, 1] = s[:, 0] * s[:, 1]
-        out[:, 2] = out[:, 1] * s[:, 2]
-        out[:, 3] = (1.0 - s[:, 0]) * s[:, 3]
-        out[:, 4] = out[:, 3] * s[:, 4]
-        return out
+        return chances_of_outputs(_sigmoid(h @ w + b))
 
     def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
         """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll (the fused kernel)."""
@@ -110,6 +103,18 @@ class NumpyNet:
         if len(boards) == 0:
             return np.zeros((0, 5), np.float32)
         return self(encode(boards, version=self.feature_version))
+
+
+def chances_of_outputs(s: np.ndarray) -> np.ndarray:
+    """The five outputs after their sigmoids (N, 5) -> the five chances, each conditional output times the ones it
+    refines (the numpy twin of ``BgNet._chances``; the fused kernel writes the same products)."""
+    out = np.empty_like(s)
+    out[:, 0] = s[:, 0]
+    out[:, 1] = s[:, 0] * s[:, 1]
+    out[:, 2] = out[:, 1] * s[:, 2]
+    out[:, 3] = (1.0 - s[:, 0]) * s[:, 3]
+    out[:, 4] = out[:, 3] * s[:, 4]
+    return out
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
