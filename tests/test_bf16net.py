@@ -9,24 +9,16 @@ import torch
 from bgnet.core.position import Position
 from bgnet.core.probs import equities
 from bgnet.features.kinds import KINDS, position_kinds
-from bgnet.nets.bf16net import BLOCK, Bf16Net, Bf16NetError, Bf16NetSet, with_precision
+from bgnet.nets.bf16net import BLOCK, Bf16Net, Bf16NetError, with_precision
 from bgnet.nets.bearoff import DatabaseEvaluator
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, load_evaluator
 from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.play.agents import DEFAULT_CHECKPOINT, AgentSpecError, NeuralAgent, load_agent
 
 
-def game_boards(n: int, seed: int) -> np.ndarray:
-    """``n`` boards of random games, each seen from its side on roll."""
-    rng = np.random.default_rng(seed)
-    pos, out = Position.start(), []
-    while len(out) < n:
-        moves = pos.legal_moves(tuple(rng.integers(1, 7, 2)))
-        pos = moves[rng.integers(len(moves))].after.swap_sides()
-        if pos.is_game_over():
-            pos = Position.start()
-        out.append(pos.board)
-    return np.array(out, np.int8)
+@pytest.fixture(scope="module", autouse=True)
+def _torch_threads(one_torch_thread):
+    """A bfloat16 net pins torch to one thread; the module's fixture gives the suite's setting back after it."""
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +28,7 @@ def release() -> NumpyNet:
     return net
 
 
-def test_chances_are_close_to_the_float32_kernel(release):
+def test_chances_are_close_to_the_float32_kernel(release, game_boards):
     boards = game_boards(600, seed=1)
     exact = release.probs_of_boards(boards)
     probs = Bf16Net(release).probs_of_boards(boards)
@@ -49,7 +41,7 @@ def test_chances_are_close_to_the_float32_kernel(release):
     assert np.all(probs[:, 4] <= probs[:, 3]) and np.all(probs[:, 3] <= 1 - probs[:, 0])
 
 
-def test_a_boards_chances_do_not_depend_on_its_batch(release):
+def test_a_boards_chances_do_not_depend_on_its_batch(release, game_boards):
     net = Bf16Net(release)
     boards = game_boards(2 * BLOCK + 37, seed=2)
     whole = net.probs_of_boards(boards)
@@ -61,7 +53,7 @@ def test_a_boards_chances_do_not_depend_on_its_batch(release):
         assert np.array_equal(net.probs_of_boards(boards[start:start + size]), whole[start:start + size])
 
 
-def test_torch_threads_do_not_change_the_chances(release):
+def test_torch_threads_do_not_change_the_chances(release, game_boards):
     boards = game_boards(300, seed=4)
     one = Bf16Net(release).probs_of_boards(boards)
     before = torch.get_num_threads()
@@ -73,7 +65,7 @@ def test_torch_threads_do_not_change_the_chances(release):
         torch.set_num_threads(before)
 
 
-def test_without_the_fused_oneDNN_layer_the_chances_are_as_close_and_as_reproducible(release):
+def test_without_the_fused_oneDNN_layer_the_chances_are_as_close_and_as_reproducible(release, game_boards):
     net = Bf16Net(release)
     net._fused = False  # as on a CPU where oneDNN refuses it (AVX2 only)
     boards = game_boards(300, seed=7)
@@ -83,7 +75,7 @@ def test_without_the_fused_oneDNN_layer_the_chances_are_as_close_and_as_reproduc
     assert np.array_equal(net.probs_of_boards(boards[::-1])[::-1], whole)
 
 
-def test_the_net_pickles_for_workers(release):
+def test_the_net_pickles_for_workers(release, game_boards):
     net = Bf16Net(release)
     boards = game_boards(40, seed=6)
     assert np.array_equal(pickle.loads(pickle.dumps(net)).probs_of_boards(boards), net.probs_of_boards(boards))
@@ -93,12 +85,13 @@ def test_no_boards_gives_no_chances(release):
     assert Bf16Net(release).probs_of_boards(np.zeros((0, 26), np.int8)).shape == (0, 5)
 
 
-def test_nets_by_kind_each_value_their_own_boards(release):
+def test_nets_by_kind_each_value_their_own_boards(release, game_boards):
     width = release.layers[0][0].shape[0]  # NumpyNet takes torch's (outputs, inputs) matrices
     race_net = NumpyNet([(np.full((8, width), 0.01, np.float32), np.zeros(8, np.float32)),
                          (np.full((5, 8), -0.5, np.float32), np.zeros(5, np.float32))], "relu", release.feature_version)
     bf16 = with_precision(NumpyNetSet({"contact": release, "race": race_net}), "bfloat16")
-    assert isinstance(bf16, Bf16NetSet)
+    assert isinstance(bf16, NumpyNetSet) and all(isinstance(net, Bf16Net) for net in bf16.nets.values())
+    assert bf16.by_code[KINDS.index("crashed")] is bf16.nets["contact"]  # a kind without a net: the contact net
     boards = game_boards(1500, seed=5)
     race = position_kinds(boards) == KINDS.index("race")
     assert 0 < race.sum() < len(boards)

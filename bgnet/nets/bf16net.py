@@ -27,12 +27,10 @@ from typing import Any
 import numpy as np
 
 from bgnet.core.errors import BgnetError
-from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import encode
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, chances_of_outputs
 
-__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "Bf16NetSet", "check_precision", "has_amx",
-           "with_precision"]
+__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "check_precision", "has_amx", "with_precision"]
 
 BLOCK = 256
 """Boards a product takes, always (the last block is padded): oneDNN's bits for a row depend on the product's
@@ -129,28 +127,6 @@ class Bf16Net:
         return self.probs_of_boards(boards)
 
 
-class Bf16NetSet:
-    """``NumpyNetSet``'s nets by kind, each a ``Bf16Net``."""
-
-    def __init__(self, nets: NumpyNetSet) -> None:
-        converted = {id(net): Bf16Net(net) for net in nets.by_code}
-        self.by_code = [converted[id(net)] for net in nets.by_code]
-        self.nets = {kind: self.by_code[c] for c, kind in enumerate(KINDS) if kind in nets.nets}
-        self.feature_version = nets.feature_version
-
-    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
-        """(N, 5) float32 probabilities for boards (N, 26), each from the net of its kind."""
-        boards = np.ascontiguousarray(boards, np.int8).reshape(-1, 26)
-        out = np.zeros((len(boards), 5), np.float32)
-        for net, rows in rows_by_scorer(boards, self.by_code):
-            out[rows] = net.probs_of_boards(boards[rows])
-        return out
-
-    def __call__(self, boards: np.ndarray) -> np.ndarray:
-        """The same as ``probs_of_boards``."""
-        return self.probs_of_boards(boards)
-
-
 def check_precision(precision: str) -> str:
     """``precision`` if bgnet has it (``PRECISIONS``); Bf16NetError otherwise."""
     if precision not in PRECISIONS:
@@ -158,8 +134,16 @@ def check_precision(precision: str) -> str:
     return precision
 
 
-def with_precision(net: NumpyNet | NumpyNetSet, precision: str) -> NumpyNet | NumpyNetSet | Bf16Net | Bf16NetSet:
-    """``net`` itself for float32, its bfloat16 twin for bfloat16."""
+def with_precision(net: NumpyNet | NumpyNetSet, precision: str) -> NumpyNet | NumpyNetSet | Bf16Net:
+    """``net`` itself for float32, its bfloat16 twin for bfloat16 (nets by kind: each kind's net, shared ones
+    still shared)."""
     if check_precision(precision) == "float32":
         return net
-    return Bf16NetSet(net) if isinstance(net, NumpyNetSet) else Bf16Net(net)
+    if not isinstance(net, NumpyNetSet):
+        return Bf16Net(net)
+    twins: dict[int, Bf16Net] = {}
+    for kind_net in net.nets.values():
+        if not isinstance(kind_net, NumpyNet):
+            raise Bf16NetError(f"nets by kind hold a {type(kind_net).__name__}, not a NumpyNet to value in bfloat16")
+        twins.setdefault(id(kind_net), Bf16Net(kind_net))
+    return NumpyNetSet({kind: twins[id(kind_net)] for kind, kind_net in net.nets.items()})

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import os
 from pathlib import Path
+from typing import Mapping, Protocol
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from bgnet.features.kinds import KINDS, rows_by_scorer
 from bgnet.features.registry import FEATURE_SETS, encode, num_features
 from bgnet.nets import _net_kernels
 
-__all__ = ["CACHE_FORMAT", "IDENTITY", "KERNEL_LAYERS", "NumpyNet", "NumpyNetError", "NumpyNetSet",
+__all__ = ["CACHE_FORMAT", "IDENTITY", "KERNEL_LAYERS", "KindNet", "NumpyNet", "NumpyNetError", "NumpyNetSet",
            "chances_of_outputs", "export_weights", "file_digest", "load_evaluator", "load_numpy_net"]
 
 
@@ -139,15 +140,27 @@ CACHE_FORMAT = 2
 Layers = list[tuple[np.ndarray, np.ndarray]]
 
 
+class KindNet(Protocol):
+    """What ``NumpyNetSet`` holds for a kind: a net of boards (a ``NumpyNet``, or its bfloat16 twin
+    ``bgnet.nets.bf16net.Bf16Net``) and the feature set it reads."""
+
+    feature_version: int
+
+    def probs_of_boards(self, boards: np.ndarray) -> np.ndarray:
+        """(N, 5) float32 probabilities for boards (N, 26), each for its side on roll."""
+        ...
+
+
 class NumpyNetSet:
-    """Nets by kind of position (``bgnet.features.kinds.KINDS``) in numpy: each board scored by the net of its kind.
+    """Nets by kind of position (``bgnet.features.kinds.KINDS``) without torch: each board scored by the net of its
+    kind.
 
     The torch-free twin of ``bgnet.nets.model.NetSet`` (without its bear-off step: the
     agents put the database in front of every evaluator). A kind without a net of
     its own is scored by the contact net.
     """
 
-    def __init__(self, nets: dict[str, NumpyNet]) -> None:
+    def __init__(self, nets: Mapping[str, KindNet]) -> None:
         if "contact" not in nets or set(nets) - set(KINDS):
             raise NumpyNetError(f"a NumpyNetSet needs a contact net and only kinds from {KINDS} (got {sorted(nets)})")
         self.nets = dict(nets)
