@@ -157,6 +157,7 @@ if TYPE_CHECKING:
     from bgnet.trainer.td import TDTargetError
     from bgnet.sim.selfplay import SelfPlayStateError
     from bgnet.sim.duel_luck import DuelLuckError
+    from bgnet.nets.bf16net import Bf16NetError
 
 _LAZY = {
     "load_agent": "bgnet.play.agents", "BaseAgent": "bgnet.play.agents", "AgentSpecError": "bgnet.play.agents",
@@ -180,7 +181,7 @@ _LAZY = {
     "ProbsShapeError": "bgnet.core.errors", "FeatureVersionError": "bgnet.features.registry",
     "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
     "PruningError": "bgnet.nets.pruning", "CompanionError": "bgnet.nets.companion", "DistillError": "bgnet.trainer.distill",
-    "DuelSpecError": "bgnet.sim.runner", "DuelLuckError": "bgnet.sim.duel_luck",
+    "DuelSpecError": "bgnet.sim.runner", "DuelLuckError": "bgnet.sim.duel_luck", "Bf16NetError": "bgnet.nets.bf16net",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -194,7 +195,7 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
                  "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "CompanionError",
-                 "DistillError", "DuelSpecError", "DuelLuckError")
+                 "DistillError", "DuelSpecError", "DuelLuckError", "Bf16NetError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [

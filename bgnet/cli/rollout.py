@@ -109,7 +109,8 @@ def run_rollout(args: argparse.Namespace) -> int:
         print("bgnet: error: the rollout was interrupted before its first trials finished", file=sys.stderr)
         return EXIT_INTERRUPTED
     if args.json:
-        print(json.dumps({**result.to_dict(), "precision": args.precision}))
+        extra = {} if args.precision == "float32" else {"precision": args.precision}  # as /api/rollout by default
+        print(json.dumps({**result.to_dict(), **extra}))
     else:
         print(pos)
         print()
