@@ -20,6 +20,7 @@ the same expectation, an interval about three times narrower), on either engine.
     python bench/equal_time.py --games 400 --games-2ply 100 --json
     python bench/equal_time.py --plies 0,1 --model checkpoints/bgnet.pt
     python bench/equal_time.py --games 2000 --games-2ply 400 --luck
+    python bench/equal_time.py --plies 0,1 --precision bfloat16     # a row of bgnet in bfloat16 beside each
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ def main() -> int:
                    help="gnubg ranks every play at the ply (gnubg@ply) instead of its own filtered search")
     p.add_argument("--luck", action="store_true",
                    help="also give each row's luck-adjusted points per game (bgnet eval --luck)")
+    p.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                   help="bfloat16: also a row of bgnet with its net in bfloat16 (bf16:MODEL) at each ply")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args()
     if args.games < 2 or args.games_2ply < 2:
@@ -166,7 +169,10 @@ def main() -> int:
     rows = []
     for ply in args.plies:
         games = args.games_2ply if ply >= 2 else args.games
-        for name, spec in (("bgnet", f"{args.model}@{ply}"), ("gnubg", f"{gnubg}@{ply}")):
+        engines = [("bgnet", f"{args.model}@{ply}")]
+        if args.precision != "float32":
+            engines.append(("bgnet bf16", f"bf16:{args.model}@{ply}"))
+        for name, spec in (*engines, ("gnubg", f"{gnubg}@{ply}")):
             rows.append(play_row(name, ply, spec, games, args.seed, args.luck))
             if not args.json:
                 print(f"  {name} {ply}-ply: {rows[-1]['duel_seconds']} s", file=sys.stderr, flush=True)
