@@ -9,6 +9,7 @@ import torch
 from bgnet.core.position import Position
 from bgnet.core.probs import equities
 from bgnet.features.kinds import KINDS, position_kinds
+from bgnet.features.registry import num_features
 from bgnet.nets.bf16net import BLOCK, Bf16Net, Bf16NetError, with_precision
 from bgnet.nets.bearoff import DatabaseEvaluator
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, load_evaluator
@@ -79,6 +80,18 @@ def test_the_net_pickles_for_workers(release, game_boards):
     net = Bf16Net(release)
     boards = game_boards(40, seed=6)
     assert np.array_equal(pickle.loads(pickle.dumps(net)).probs_of_boards(boards), net.probs_of_boards(boards))
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid"])
+def test_other_activations_are_valued_too(activation, game_boards):
+    rng = np.random.default_rng(8)
+    width = num_features(2)
+    layers = [(rng.normal(0, 0.1, (32, width)).astype(np.float32), rng.normal(0, 0.1, 32).astype(np.float32)),
+              (rng.normal(0, 0.3, (5, 32)).astype(np.float32), rng.normal(0, 0.1, 5).astype(np.float32))]
+    net = NumpyNet(layers, activation, 2)
+    boards = game_boards(300, seed=9)
+    probs = Bf16Net(net).probs_of_boards(boards)
+    assert 0 < np.abs(probs - net.probs_of_boards(boards)).max() < 0.02
 
 
 def test_no_boards_gives_no_chances(release):
