@@ -41,6 +41,7 @@ from make_match_fixtures import analyse, bench_set, play_match  # noqa: E402
 from bgnet.app.analysis import analyse_match  # noqa: E402
 from bgnet.app.answers import load_probs_fn  # noqa: E402
 from bgnet.io.formats import read_match  # noqa: E402
+from bgnet.nets.bf16net import PRECISIONS  # noqa: E402
 
 
 def main() -> int:
@@ -49,7 +50,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7, help="seed of the 7-point match")
     ap.add_argument("--matches", type=int, default=6, help="5-point matches for the agreement part (0 = skip)")
     ap.add_argument("--corr-ply", type=int, default=1, help="bgnet's ply in the agreement part (default 1)")
-    ap.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+    ap.add_argument("--precision", choices=PRECISIONS, default="float32",
                     help="bfloat16: also time bgnet with its net in bfloat16 (``bf16:default``) in the same run")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()

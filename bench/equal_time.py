@@ -137,6 +137,8 @@ def parse_plies(text: str) -> list[int]:
 
 def main() -> int:
     """Play every row and print the table (or one JSON object)."""
+    from bgnet.nets.bf16net import PRECISIONS
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="default", help="bgnet checkpoint (default: the released net)")
     p.add_argument("--games", type=int, default=400, help="paired games per row at 0 and 1 ply")
@@ -147,7 +149,7 @@ def main() -> int:
                    help="gnubg ranks every play at the ply (gnubg@ply) instead of its own filtered search")
     p.add_argument("--luck", action="store_true",
                    help="also give each row's luck-adjusted points per game (bgnet eval --luck)")
-    p.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+    p.add_argument("--precision", choices=PRECISIONS, default="float32",
                    help="bfloat16: also a row of bgnet with its net in bfloat16 (bf16:MODEL) at each ply")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args()

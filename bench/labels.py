@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bgnet.cli.parser import run_command  # noqa: E402
+from bgnet.nets.bf16net import PRECISIONS  # noqa: E402
 from bgnet.nets.model import net_from_checkpoint, read_checkpoint  # noqa: E402
 from bgnet.core.probs import equities  # noqa: E402
 from bgnet.trainer.labels import evaluate_pruned  # noqa: E402
@@ -95,7 +96,7 @@ def bench(argv: list[str] | None = None) -> int:
     ap.add_argument("--positions", type=int, default=100)
     ap.add_argument("--tops", default="6,10", help="the K of the pruned 2-ply rows, comma-separated")
     ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+    ap.add_argument("--precision", choices=PRECISIONS, default="float32",
                     help="bfloat16: also the 1-ply and pruned 2-ply labels with the net in bfloat16 "
                          "(bgnet.nets.bf16net)")
     ap.add_argument("--device", default="", help="also time the torch search on this device (cpu, cuda)")

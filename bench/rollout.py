@@ -45,6 +45,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgnet.core.position import Position  # noqa: E402
+from bgnet.nets.bf16net import PRECISIONS  # noqa: E402
 from bgnet.sim.rollout import RolloutSettings, rollout, thread_map  # noqa: E402
 
 OPENING = "4HPwATDgc/ABMA"
@@ -310,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=1296, help="trials of the gnubg and agree sections")
     parser.add_argument("--truncate", type=int, default=7, help="truncation of the gnubg and agree sections")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+    parser.add_argument("--precision", choices=PRECISIONS, default="float32",
                         help="the net's arithmetic in the gnubg section (beside float32) and the full section")
     args = parser.parse_args(argv)
     out: dict[str, object] = {"load_average": os.getloadavg()}

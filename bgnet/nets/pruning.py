@@ -28,6 +28,7 @@ from bgnet.core.protocols import Evaluator, EvaluatorLike, as_evaluator
 from bgnet.core.resources import shipped_pruning_nets, shipped_student_nets
 from bgnet.nets import _pruning_kernels
 from bgnet.nets.bearoff import DatabaseEvaluator, is_bearoff, with_database
+from bgnet.nets.bf16net import with_precision
 from bgnet.nets.companion import (COMPANION_FORMAT, CompanionError, load_companion_net, read_companion_net,
                                    write_companion_net)
 from bgnet.nets.fastnet import KERNEL_LAYERS, NumpyNet, load_evaluator
@@ -150,8 +151,6 @@ def with_pruning(evaluator: E, checkpoint: str | os.PathLike[str], keep: int = D
     exact file, else itself; ``keep`` 0 turns pruning off. ``precision`` is the student's arithmetic
     (``bgnet.nets.bf16net``: it values only a rollout's luck, whose mean is zero whatever net values it); the
     pruning net, which decides which plays are valued, stays float32."""
-    from bgnet.nets.bf16net import with_precision
-
     pruning = load_pruning_net(checkpoint) if keep else None
     if pruning is None:
         return evaluator
@@ -164,6 +163,4 @@ def load_exact_evaluator(checkpoint: str | os.PathLike[str], precision: str = "f
     """The net of ``checkpoint`` as labels, rankers and agents value boards (before any pruning): its nets by kind of
     position (``bgnet.nets.fastnet.load_evaluator``), in ``precision`` (``bgnet.nets.bf16net``), with exact answers
     for pure bear-offs."""
-    from bgnet.nets.bf16net import with_precision
-
     return with_database(with_precision(load_evaluator(checkpoint), precision))
