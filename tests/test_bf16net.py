@@ -138,3 +138,19 @@ def test_bf16_players_value_with_the_bf16_net():
 def test_a_bf16_player_picks_the_float32_players_play_in_a_clear_position():
     pos = Position.start()
     assert load_agent("bf16:default").hint(pos, "31").best.move == load_agent("default").hint(pos, "31").best.move
+
+
+def test_weights_packed_once_give_the_chances_of_the_plain_weights(release, game_boards):
+    net = Bf16Net(release)
+    boards = game_boards(300, seed=10)
+    packed = net.probs_of_boards(boards)
+    net._packed = net._hidden  # reordered by oneDNN on every product, as before packing
+    assert np.abs(net.probs_of_boards(boards) - packed).max() < 1e-6
+
+
+def test_a_net_without_hidden_layers_takes_its_inputs_unpadded(game_boards):
+    rng = np.random.default_rng(11)
+    width = num_features(2)
+    net = NumpyNet([(rng.normal(0, 0.1, (5, width)).astype(np.float32), np.zeros(5, np.float32))], "relu", 2)
+    boards = game_boards(20, seed=12)
+    assert np.abs(Bf16Net(net).probs_of_boards(boards) - net.probs_of_boards(boards)).max() < 0.005  # inputs in bfloat16

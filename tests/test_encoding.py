@@ -95,6 +95,17 @@ def test_each_registered_set_encodes_through_the_registry(version: int, game_boa
     assert np.array_equal(encode(many, threads=2, version=version), np.tile(expected, (15, 1)))
 
 
+@pytest.mark.parametrize("version", FEATURE_VERSIONS)
+def test_encoding_into_the_first_columns_of_a_wider_array_leaves_the_rest(version: int, game_boards) -> None:
+    boards = game_boards(50, seed=20 + version)
+    width = num_features(version)
+    wide = np.full((len(boards), width + 10), 7.0, np.float32)
+    assert encode(boards, version=version, out=wide[:, :width]) is not None
+    assert np.array_equal(wide[:, :width], encode(boards, version=version)) and np.all(wide[:, width:] == 7.0)
+    with pytest.raises(ValueError, match="out must be"):
+        encode(boards, version=version, out=wide[:, :width - 1])
+
+
 def test_registry_versions_and_torch_encoders() -> None:
     from bgnet.features.encoding_torch import encode_torch
 

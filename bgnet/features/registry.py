@@ -55,15 +55,19 @@ class FeatureSet:
         """Whether boards can be encoded with torch ops on their own device (a GPU's self-play)."""
         return self.torch_encoder is not None
 
-    def encode(self, boards: np.ndarray, threads: int = 1) -> np.ndarray:
+    def encode(self, boards: np.ndarray, threads: int = 1, out: np.ndarray | None = None) -> np.ndarray:
         """Features (N, width) float32 for boards (N, 26) int8, each seen from its side on roll.
 
-        ``threads`` > 1 spreads large batches over numba threads (for many-core GPU hosts).
+        ``threads`` > 1 spreads large batches over numba threads (for many-core GPU hosts). ``out``, when given,
+        (N, width) float32, receives them (a view: the first columns of a wider, zero-padded array) and is returned.
         """
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         if boards.ndim == 1:
             boards = boards.reshape(1, -1)
-        out = np.empty((boards.shape[0], self.width), np.float32)
+        if out is None:
+            out = np.empty((boards.shape[0], self.width), np.float32)
+        elif out.shape != (boards.shape[0], self.width) or out.dtype != np.float32:
+            raise ValueError(f"out must be ({boards.shape[0]}, {self.width}) float32, not {out.shape} {out.dtype}")
         if threads > 1 and boards.shape[0] >= 4096:
             import numba
 
@@ -143,9 +147,10 @@ def num_features(version: int) -> int:
     return feature_set(version).width
 
 
-def encode(boards: np.ndarray, threads: int = 1, version: int = 1) -> np.ndarray:
+def encode(boards: np.ndarray, threads: int = 1, version: int = 1, out: np.ndarray | None = None) -> np.ndarray:
     """Features (N, num_features(version)) float32 for boards (N, 26) int8, each seen from its side on roll.
 
-    ``threads`` > 1 spreads large batches over numba threads (for many-core GPU hosts).
+    ``threads`` > 1 spreads large batches over numba threads (for many-core GPU hosts); ``out`` receives them
+    when given (``FeatureSet.encode``).
     """
-    return feature_set(version).encode(boards, threads)
+    return feature_set(version).encode(boards, threads, out)
