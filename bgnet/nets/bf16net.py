@@ -1,8 +1,8 @@
 """A net's forward pass in bfloat16 through torch's oneDNN products (AMX tiles on CPUs that have them).
 
-The fused float32 kernel (``bgnet.nets._net_kernels``) values a board of the release in about 4.7-7 µs on one
-core. oneDNN multiplies bfloat16 matrices on AMX at some 500-900 GMAC/s, so in large batches (duels, rollouts,
-search leaves) the same net costs about half as much (``python bench/net_cost.py``). What it costs in play: the chances move by about 0.001 in
+The fused float32 kernel (``bgnet.nets._net_kernels``) values a board of the release in about 3.3-7 µs on one
+core (the VM varies). oneDNN multiplies bfloat16 matrices on AMX at some 500-900 GMAC/s, so in large batches (duels,
+rollouts, search leaves) the same net costs 0.44-0.46 times as much (``python bench/net_cost.py``). What it costs in play: the chances move by about 0.001 in
 equity from the float32 ones (docs/TRAINING.md, "Cheaper evaluators"), and the choice changes in about 1% of
 decisions, each between plays within a few thousandths. Opt-in: ``bf16:SPEC`` players and ``--precision
 bfloat16``.
