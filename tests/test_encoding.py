@@ -99,11 +99,15 @@ def test_each_registered_set_encodes_through_the_registry(version: int, game_boa
 def test_encoding_into_the_first_columns_of_a_wider_array_leaves_the_rest(version: int, game_boards) -> None:
     boards = game_boards(50, seed=20 + version)
     width = num_features(version)
+    expected = encode(boards, version=version)
     wide = np.full((len(boards), width + 10), 7.0, np.float32)
-    assert encode(boards, version=version, out=wide[:, :width]) is not None
-    assert np.array_equal(wide[:, :width], encode(boards, version=version)) and np.all(wide[:, width:] == 7.0)
-    with pytest.raises(ValueError, match="out must be"):
-        encode(boards, version=version, out=wide[:, :width - 1])
+    assert encode(boards, version=version, out=wide) is wide
+    assert np.array_equal(wide[:, :width], expected) and np.all(wide[:, width:] == 7.0)
+    view = np.full((len(boards), width + 10), 7.0, np.float32)[:, :width]  # not contiguous, exactly the width
+    assert np.array_equal(encode(boards, version=version, out=view), expected)
+    for bad in (wide[:, :width - 1], wide[:, ::2], wide.astype(np.float64), wide[:-1]):
+        with pytest.raises(ValueError, match="out must be"):
+            encode(boards, version=version, out=bad)
 
 
 def test_registry_versions_and_torch_encoders() -> None:

@@ -59,15 +59,18 @@ class FeatureSet:
         """Features (N, width) float32 for boards (N, 26) int8, each seen from its side on roll.
 
         ``threads`` > 1 spreads large batches over numba threads (for many-core GPU hosts). ``out``, when given,
-        (N, width) float32, receives them (a view: the first columns of a wider, zero-padded array) and is returned.
+        receives them and is returned: (N, width) float32, or a C-contiguous (N, more) array whose first ``width``
+        columns they fill, the rest left as they are (a zero-padded input of a net, written without a copy).
         """
         boards = np.ascontiguousarray(boards, dtype=np.int8)
         if boards.ndim == 1:
             boards = boards.reshape(1, -1)
         if out is None:
             out = np.empty((boards.shape[0], self.width), np.float32)
-        elif out.shape != (boards.shape[0], self.width) or out.dtype != np.float32:
-            raise ValueError(f"out must be ({boards.shape[0]}, {self.width}) float32, not {out.shape} {out.dtype}")
+        elif (out.dtype != np.float32 or out.ndim != 2 or out.shape[0] != boards.shape[0] or out.shape[1] < self.width
+              or (out.shape[1] > self.width and not out.flags.c_contiguous)):
+            raise ValueError(f"out must be ({boards.shape[0]}, {self.width}) float32, or C-contiguous and wider, "
+                             f"not {out.shape} {out.dtype}")
         if threads > 1 and boards.shape[0] >= 4096:
             import numba
 

@@ -147,7 +147,7 @@ class Bf16Net:
             return np.zeros((0, 5), np.float32)
         torch = _torch()
         padded = np.zeros((-(-n // BLOCK) * BLOCK, self._inputs), np.float32)
-        encode(arr, version=self.feature_version, out=padded[:n, :self._features])
+        encode(arr, version=self.feature_version, out=padded[:n])  # the first columns; the zeros stay
         inputs = torch.from_numpy(padded).to(torch.bfloat16)
         s = np.empty((len(padded), 5), np.float32)
         with torch.no_grad():
