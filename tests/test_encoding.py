@@ -5,8 +5,8 @@ import pytest
 
 from bgnet.core.race import race_flags
 from bgnet.features.common import SCRATCH_SHAPE
-from bgnet.features.registry import (FEATURE_SETS, FEATURE_VERSION, FEATURE_VERSIONS, FeatureSet, FeatureVersionError,
-                                     encode, feature_set, num_features)
+from bgnet.features.registry import (FEATURE_SETS, FEATURE_VERSION, FEATURE_VERSIONS, EncodeOutputError, FeatureSet,
+                                     FeatureVersionError, encode, feature_set, num_features)
 from bgnet.features.v1 import RAW_PER_SIDE
 from bgnet.features.v1 import WIDTH as NUM_FEATURES
 from bgnet.core.position import Position
@@ -106,7 +106,7 @@ def test_encoding_into_the_first_columns_of_a_wider_array_leaves_the_rest(versio
     view = np.full((len(boards), width + 10), 7.0, np.float32)[:, :width]  # not contiguous, exactly the width
     assert np.array_equal(encode(boards, version=version, out=view), expected)
     for bad in (wide[:, :width - 1], wide[:, ::2], wide.astype(np.float64), wide[:-1]):
-        with pytest.raises(ValueError, match="out must be"):
+        with pytest.raises(EncodeOutputError, match="out must be"):
             encode(boards, version=version, out=bad)
 
 

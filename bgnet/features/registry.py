@@ -29,12 +29,17 @@ from bgnet.features.common import SCRATCH_SHAPE
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["FEATURE_SETS", "FEATURE_VERSION", "FEATURE_VERSIONS", "FeatureSet", "FeatureVersionError", "encode",
-           "encode_row", "feature_set", "num_features"]
+__all__ = ["FEATURE_SETS", "FEATURE_VERSION", "FEATURE_VERSIONS", "EncodeOutputError", "FeatureSet",
+           "FeatureVersionError", "encode", "encode_row", "feature_set", "num_features"]
 
 
 class FeatureVersionError(BgnetError):
     """A feature version this bgnet does not compute."""
+
+
+class EncodeOutputError(BgnetError):
+    """An ``out`` array the encoder cannot fill: not float32, rows not the boards', too narrow, or wider and not
+    C-contiguous."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,7 @@ class FeatureSet:
             out = np.empty((boards.shape[0], self.width), np.float32)
         elif (out.dtype != np.float32 or out.ndim != 2 or out.shape[0] != boards.shape[0] or out.shape[1] < self.width
               or (out.shape[1] > self.width and not out.flags.c_contiguous)):
-            raise ValueError(f"out must be ({boards.shape[0]}, {self.width}) float32, or C-contiguous and wider, "
+            raise EncodeOutputError(f"out must be ({boards.shape[0]}, {self.width}) float32, or C-contiguous and wider, "
                              f"not {out.shape} {out.dtype}")
         if threads > 1 and boards.shape[0] >= 4096:
             import numba
