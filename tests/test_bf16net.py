@@ -154,3 +154,18 @@ def test_a_net_without_hidden_layers_takes_its_inputs_unpadded(game_boards):
     net = NumpyNet([(rng.normal(0, 0.1, (5, width)).astype(np.float32), np.zeros(5, np.float32))], "relu", 2)
     boards = game_boards(20, seed=12)
     assert np.abs(Bf16Net(net).probs_of_boards(boards) - net.probs_of_boards(boards)).max() < 0.005  # inputs in bfloat16
+
+
+def test_packed_weights_the_fused_layer_refuses_are_left_plain(release):
+    import types
+
+    import torch
+
+    from bgnet.nets.bf16net import _packed_layers
+
+    hidden = Bf16Net(release)._hidden
+    wrong = types.SimpleNamespace(_reorder_linear_weight=lambda w, rows: w.T.contiguous(),  # a layout it cannot use
+                                  _linear_pointwise=torch.ops.mkldnn._linear_pointwise)
+    fake = types.SimpleNamespace(ops=types.SimpleNamespace(mkldnn=wrong), zeros=torch.zeros, bfloat16=torch.bfloat16)
+    assert _packed_layers(fake, hidden, "relu") is hidden
+    assert _packed_layers(types.SimpleNamespace(ops=types.SimpleNamespace()), hidden, "relu") is hidden  # no op

@@ -85,16 +85,21 @@ def _padded_width(inputs: int) -> int:
     return -(-inputs // 32) * 32
 
 
-def _packed_layers(torch: Any, hidden: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+def _packed_layers(torch: Any, hidden: list[tuple[Any, Any]], activation: str) -> list[tuple[Any, Any]]:
     """The hidden layers' weights reordered once into oneDNN's blocked layout for ``BLOCK`` rows (otherwise each
-    product reorders them again, some 20-40 µs a call); the same bits. As given where torch lacks the op."""
-    reorder = getattr(getattr(torch.ops, "mkldnn", None), "_reorder_linear_weight", None)
+    product reorders them again, some 20-40 µs a call); the same bits. As given where torch lacks the op or the
+    fused layer refuses the packed weights."""
+    mkldnn = getattr(torch.ops, "mkldnn", None)
+    reorder = getattr(mkldnn, "_reorder_linear_weight", None)
     if reorder is None:
         return hidden
     try:
-        return [(reorder(w, BLOCK), b) for w, b in hidden]
+        packed = [(reorder(w, BLOCK), b) for w, b in hidden]
+        for w, b in packed:
+            mkldnn._linear_pointwise(torch.zeros((BLOCK, w.shape[1]), dtype=torch.bfloat16), w, b, activation, [], "")
     except RuntimeError:
         return hidden
+    return packed
 
 
 class Bf16Net:
@@ -119,7 +124,7 @@ class Bf16Net:
         self._w_out = torch.from_numpy(np.ascontiguousarray(w_out, np.float32))  # (inputs, 5)
         self._b_out = torch.from_numpy(b_out.astype(np.float32))
         self._fused = bool(self._hidden) and _fused_layers(torch, *self._hidden[0], net.activation)
-        self._packed = _packed_layers(torch, self._hidden) if self._fused else self._hidden
+        self._packed = _packed_layers(torch, self._hidden, self.activation) if self._fused else self._hidden
 
     def __getstate__(self) -> dict[str, Any]:
         """The state without the packed weights (oneDNN's own layout does not pickle): rebuilt on arrival."""
@@ -129,7 +134,7 @@ class Bf16Net:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._packed = _packed_layers(_torch(), self._hidden) if self._fused else self._hidden
+        self._packed = _packed_layers(_torch(), self._hidden, self.activation) if self._fused else self._hidden
 
     def _hidden_layer(self, torch: Any, x: Any, w: Any, b: Any) -> Any:
         """``act(x @ w.T + b)`` in bfloat16: one fused oneDNN call where torch has it, else a product and an
