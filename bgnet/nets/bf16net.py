@@ -91,7 +91,7 @@ def _packed_layers(torch: Any, hidden: list[tuple[Any, Any]], activation: str) -
     fused layer refuses the packed weights."""
     mkldnn = getattr(torch.ops, "mkldnn", None)
     reorder = getattr(mkldnn, "_reorder_linear_weight", None)
-    if reorder is None:
+    if mkldnn is None or reorder is None:
         return hidden
     try:
         packed = [(reorder(w, BLOCK), b) for w, b in hidden]
