@@ -74,8 +74,8 @@ class FeatureSet:
             out = np.empty((boards.shape[0], self.width), np.float32)
         elif (out.dtype != np.float32 or out.ndim != 2 or out.shape[0] != boards.shape[0] or out.shape[1] < self.width
               or (out.shape[1] > self.width and not out.flags.c_contiguous)):
-            raise EncodeOutputError(f"out must be ({boards.shape[0]}, {self.width}) float32, or C-contiguous and wider, "
-                             f"not {out.shape} {out.dtype}")
+            raise EncodeOutputError(f"out must be ({boards.shape[0]}, {self.width}) float32, or C-contiguous and "
+                                    f"wider, not {out.shape} {out.dtype}")
         if threads > 1 and boards.shape[0] >= 4096:
             import numba
 

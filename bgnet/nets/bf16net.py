@@ -2,10 +2,10 @@
 
 The fused float32 kernel (``bgnet.nets._net_kernels``) values a board of the release in about 3.3-7 µs on one
 core (the VM varies). oneDNN multiplies bfloat16 matrices on AMX at some 500-900 GMAC/s, so in large batches (duels,
-rollouts, search leaves) the same net costs 0.44-0.46 times as much (``python bench/net_cost.py``). What it costs in play: the chances move by about 0.001 in
-equity from the float32 ones (docs/TRAINING.md, "Cheaper evaluators"), and the choice changes in about 1% of
-decisions, each between plays within a few thousandths. Opt-in: ``bf16:SPEC`` players and ``--precision
-bfloat16``.
+rollouts, search leaves) the same net costs 0.44-0.46 times as much (``python bench/net_cost.py``). What it costs
+in play: the chances move by about 0.001 in equity from the float32 ones (docs/TRAINING.md, "Cheaper evaluators"),
+and the choice changes in about 1% of decisions, each between plays within a few thousandths. Opt-in: ``bf16:SPEC``
+players and ``--precision bfloat16``.
 
 On CPUs without AMX it gives the same kind of chances at 2-11 times the float32 kernel's cost (``has_amx``: 2x
 with AVX-512's bfloat16 instructions, 11x with AVX2 alone).
@@ -80,8 +80,8 @@ def _fused_layers(torch: Any, w: Any, b: Any, activation: str) -> bool:
 
 def _padded_width(inputs: int) -> int:
     """The first layer's inputs rounded up to a multiple of 32 with zero columns: AMX takes bfloat16 pairs in
-    rows of 32, and a ragged last tile (246 inputs) made that layer half as fast again. Zeros add nothing: the
-    chances are the same bits."""
+    rows of 32, and a ragged last tile (246 inputs) made that layer take 1.5 times as long. Zeros add nothing:
+    the chances are the same bits."""
     return -(-inputs // 32) * 32
 
 
