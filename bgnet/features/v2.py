@@ -335,14 +335,41 @@ def _break_contact(c, o):
     return _break_contact_rear(c, _rear(o))
 
 
+_NO_ESCAPES = np.zeros(26, np.int64)
+"""An escape row of zeros: ``_side_sums`` for the features that need no escapes."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _side_sums(c, esc_o, r_o):
+    """The expert features that are sums over S's checkers, in one pass over its counts (the encoder's hot loop):
+    (mobility: escapes ``esc_o`` against O's points, see ``_escape_row``; break-contact pips past O's rearmost point
+    ``r_o``, 0 when O has none; timing; free pips; checkers in play; their pip sum). Integer sums: any order gives
+    the same numbers."""
+    r = 25 - r_o  # O's rearmost checker on S's numbering (O's bar: 0, behind all of S)
+    k = c[25]  # the bar: 25 pips to play and to free, 19 of timing
+    mob = k * esc_o[25]
+    contact = k * max(25 - r, 0)
+    n = k
+    pips = 25 * k
+    timing = 19 * k
+    free = 25 * k
+    for p in range(1, 25):
+        k = c[p]
+        mob += k * esc_o[p]
+        contact += k * max(p - r, 0)
+        n += k
+        pips += k * p
+        timing += k * max(p - 6, 0)  # every pip of a checker above 6 down to the 6-point
+        free += p * ((k == 1) + max(k - 2, 0))  # branch-free: a blot's pips, or the spares' above two
+    for p in range(2, 7):  # spares above two on home points, down to the 1-point
+        timing += max(c[p] - 2, 0) * (p - 1)
+    return mob, (contact if r_o > 0 else 0), timing, free, n, pips
+
+
 @njit(cache=True, nogil=True)
 def _break_contact_rear(c, r_o):
-    """``_break_contact`` given O's rearmost point ``r_o`` (0 when all of O's checkers are off); branch-free sum."""
-    r = 25 - r_o  # O's rearmost checker on S's numbering (O's bar: 0, behind all of S)
-    s = 0
-    for p in range(1, 26):
-        s += c[p] * max(p - r, 0)
-    return s if r_o > 0 else 0
+    """``_break_contact`` given O's rearmost point ``r_o`` (0 when all of O's checkers are off)."""
+    return _side_sums(c, _NO_ESCAPES, r_o)[1]
 
 
 @njit(cache=True, nogil=True)
@@ -363,32 +390,25 @@ def _anchors_bits(held):
 @njit(cache=True, nogil=True)
 def _mobility(c, o):
     """Sum over S's checkers (bar included) of their escapes against O's points."""
-    hb = _held_bits(o)
-    s = 0
-    for p in range(1, 26):
-        if c[p] > 0:
-            s += c[p] * _escapes_bits(hb, p, _ESCAPES)
-    return s
+    esc = np.empty(26, np.int64)
+    _escape_row(_held_bits(o), esc)
+    return _side_sums(c, esc, np.int64(0))[0]
 
 
 @njit(cache=True, nogil=True)
 def _moment2(c):
     """Variance of the positions of S's checkers still in play (bar = 25)."""
-    return _moment2_bits(c, _side_bits(c)[0])
+    sums = _side_sums(c, _NO_ESCAPES, np.int64(0))
+    return _moment2_of(c, _side_bits(c)[0], sums[4], sums[5])
 
 
-@njit(cache=True, nogil=True)
-def _moment2_bits(c, occ):
-    """``_moment2`` given S's occupied bits: the sums skip empty points, whose terms are exactly 0 (same float
-    result)."""
-    n = 0
-    s = 0
-    for p in range(1, 26):
-        n += c[p]
-        s += c[p] * p
+@njit(cache=True, nogil=True, inline="always")
+def _moment2_of(c, occ, n, pips):
+    """``_moment2`` given S's occupied bits and its checkers in play ``n`` and their pip sum: the squares skip
+    empty points, whose terms are exactly 0 (the same float result as the plain sum over 1..25)."""
     if n == 0:
         return 0.0
-    mean = float(s) / n
+    mean = float(pips) / n
     v = 0.0
     bits = occ
     while bits:  # ascending p, as the plain sum over 1..25
@@ -402,13 +422,7 @@ def _moment2_bits(c, occ):
 @njit(cache=True, nogil=True)
 def _timing(c):
     """Pips S can play without breaking a home-board point."""
-    s = 0
-    for p in range(7, 26):
-        s += c[p] * (p - 6)
-    for p in range(2, 7):
-        if c[p] > 2:
-            s += (c[p] - 2) * (p - 1)
-    return s
+    return _side_sums(c, _NO_ESCAPES, np.int64(0))[2]
 
 
 @njit(cache=True, nogil=True)
@@ -429,23 +443,19 @@ def _backbone_bits(held):
 @njit(cache=True, nogil=True)
 def _free_pips(c):
     """Pips of S's checkers that hold no point: blots, spares above two, and the bar."""
-    s = 25 * c[25]
-    for p in range(1, 25):  # branch-free: a blot's pips, or the spares' above two
-        n = c[p]
-        s += p * ((n == 1) + max(n - 2, 0))
-    return s
+    return _side_sums(c, _NO_ESCAPES, np.int64(0))[3]
 
 
 @njit(cache=True, nogil=True)
 def _enter_fail(o):
     """Chance that one checker on S's bar stays there: (O's closed home points / 6) squared."""
-    k = 0
-    for q in range(1, 7):
-        if o[q] >= 2:
-            k += 1
-    return (k / 6.0) ** 2
+    return _enter_fail_bits(_held_bits(o))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _enter_fail_bits(held_o):
+    """``_enter_fail`` from O's held bits (``_held_bits``): its closed home points are bits 1..6."""
+    return (popcount(held_o & 0x7E) / 6.0) ** 2
 
 
 @njit(cache=True, nogil=True)
@@ -458,9 +468,7 @@ def _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, base):
     for p in range(15, 25):
         if esc_c[p] < best:
             best = esc_c[p]
-    mob = 0  # _mobility(c, o)
-    for p in range(1, 26):
-        mob += c[p] * esc_o[p]
+    mob, contact, timing, free, n, pips = _side_sums(c, esc_o, high_bit(bits_o[0]))
     cont = (36 - best) / 36.0
     back, fwd = _anchors_bits(bits_c[1])
     out[base] = p1 / 36.0
@@ -469,16 +477,16 @@ def _expert_side_rows(c, o, esc_c, esc_o, bits_c, bits_o, out, base):
     out[base + 3] = (esc_o[rear] if rear > 0 else 36) / 36.0
     out[base + 4] = cont
     out[base + 5] = cont * cont
-    out[base + 6] = _break_contact_rear(c, high_bit(bits_o[0])) / 100.0
+    out[base + 6] = contact / 100.0
     out[base + 7] = rear / 25.0
     out[base + 8] = back / 24.0
     out[base + 9] = (25 - fwd) / 12.0 if fwd > 0 else 0.0
     out[base + 10] = mob / (15.0 * 36.0)
-    out[base + 11] = _moment2_bits(c, bits_c[0]) / 100.0
-    out[base + 12] = _timing(c) / 100.0
+    out[base + 11] = _moment2_of(c, bits_c[0], n, pips) / 100.0
+    out[base + 12] = timing / 100.0
     out[base + 13] = _backbone_bits(bits_c[1]) / 20.0
-    out[base + 14] = _free_pips(c) / 100.0
-    out[base + 15] = _enter_fail(o)
+    out[base + 14] = free / 100.0
+    out[base + 15] = _enter_fail_bits(bits_o[1])
 
 
 @njit(cache=True, nogil=True)
