@@ -14,6 +14,7 @@ from bgnet.sim.rollout_candidates import Candidate, position_candidate
 from bgnet.sim.rollout_dice import DICE36, dice_for
 from bgnet.sim.rollout_settings import RolloutError, RolloutSettings
 from bgnet.sim.rollout_trials import ChunkStopped, ChunkTask, chunk_plan, rollout_chunk
+from bgnet.sim.rollout_play import net_probs
 
 START = Position.start()
 # A middle game with contact for both sides (X: 24:2 13:4 8:3 6:4 5:1 3:1), X to play 4-2.
@@ -477,11 +478,12 @@ def test_a_pruned_evaluator_plays_the_kept_plays_best_and_records_it(net, pruned
     boards = np.repeat(np.array([MIDGAME.board, START.board], np.int8), 20, axis=0)
     dice = DICE36[rng.integers(0, 36, len(boards))]
     root = rng.random(len(boards)) < 0.5
-    got = play(pruned_net, boards, dice, root, 0, 0, MONEY, MONEY)
+    got, got_probs = play(pruned_net, boards, dice, root, 0, 0, MONEY, MONEY)
     after, _s, _n, offsets = generate_plays(boards, dice)
     cand = swap_sides_batch(after)
     want = cand[gk.segment_argmax(play_values(pruned_net, cand, offsets, MONEY), offsets)]
     assert np.array_equal(got, want)
+    assert np.array_equal(got_probs, net_probs(pruned_net, got))  # what the cube would value the next position at
     # at a match score each side maximises its own utility: the root side's rows by one, the other's by the other
     from bgnet.cube.match import MatchState
     from bgnet.play.search import RowUtilities, utility_for
@@ -489,7 +491,7 @@ def test_a_pruned_evaluator_plays_the_kept_plays_best_and_records_it(net, pruned
     state = MatchState(match_length=7, score_me=2, score_opp=5)
     util, opp = utility_for(state), utility_for(state.swap_sides())
     assert util != opp
-    got = play(pruned_net, boards, dice, root, 0, 0, util, opp)
+    got, _probs = play(pruned_net, boards, dice, root, 0, 0, util, opp)
     per_row = RowUtilities.per_segment([util if r else opp for r in root], offsets)
     assert np.array_equal(got, cand[gk.segment_argmax(play_values(pruned_net, cand, offsets, per_row), offsets)])
     assert RolloutSettings().pruned_play  # the default where a pruning net ships
@@ -542,7 +544,8 @@ def test_a_one_ply_checker_play_is_the_hints_one_ply_choice(net) -> None:
             positions.append(pos)
     dice = rng.integers(1, 7, (len(positions), 2)).astype(np.int8)
     after, _s, _n, offsets = generate_plays(np.array([p.board for p in positions], np.int8), dice)
-    pick = choose(net, swap_sides_batch(after), offsets, np.ones(len(positions), bool), 1, MONEY, MONEY)
+    pick, pick_probs = choose(net, swap_sides_batch(after), offsets, np.ones(len(positions), bool), 1, MONEY, MONEY)
+    assert np.array_equal(pick_probs, net_probs(net, swap_sides_batch(after)[pick]))  # the chosen play's 0-ply chances
     plain_differs = 0
     for g, p in enumerate(positions):
         ranked = rank_moves(net, p, tuple(int(d) for d in dice[g]), 1)

@@ -53,8 +53,8 @@ from bgnet.core.protocols import Evaluator, EvaluatorLike, ProbsFn, as_evaluator
 __all__ = ["DEFAULT_FILTERS", "MAX_PLY", "MONEY", "ROLLS", "ROLL_WEIGHTS", "Evaluator", "EvaluatorLike", "MoveFilter",
            "ProbsFn", "RankedMove", "RowUtilities", "SearchError", "SearchScorer", "Utility", "best_move",
            "check_ply", "equity_at_score", "evaluate_boards", "evaluate_position", "leaf_probs",
-           "match_winning_chance", "mwc_to_equity", "play_values", "rank_moves", "utility_for", "blend_one_ply",
-           "ONE_PLY_WEIGHT"]
+           "match_winning_chance", "mwc_to_equity", "play_chances_and_values", "play_values", "rank_moves",
+           "utility_for", "blend_one_ply", "ONE_PLY_WEIGHT"]
 
 MAX_PLY = 3
 """Deepest search accepted (3-ply is slow on a CPU; 2-ply is the practical limit)."""
@@ -275,7 +275,14 @@ def play_values(evaluator: EvaluatorLike, cand: np.ndarray, offsets: np.ndarray,
     ``PrunedEvaluator`` values only each position's plays its pruning net keeps (the others -inf, never chosen), as
     a search values the replies to each roll: GNU Backgammon's move filters do the same before a deeper ply. Hints
     value every play (``rank_moves``)."""
-    return _reply_values(as_evaluator(evaluator), np.ascontiguousarray(cand, np.int8), offsets, utility, play=True)[1]
+    return play_chances_and_values(evaluator, cand, offsets, utility)[1]
+
+
+def play_chances_and_values(evaluator: EvaluatorLike, cand: np.ndarray, offsets: np.ndarray,
+                            utility: Utility | RowUtilities) -> tuple[np.ndarray, np.ndarray]:
+    """``play_values`` and the chances (N, 5) behind them, for each play's side on roll (0 where a pruned evaluator
+    did not value the play): a rollout reads the chosen play's as the next position's, for its cube."""
+    return _reply_values(as_evaluator(evaluator), np.ascontiguousarray(cand, np.int8), offsets, utility, play=True)
 
 
 LastLevel = Callable[[np.ndarray], np.ndarray]

@@ -44,7 +44,7 @@ _NO_RANKER = _ranker.Ranker(np.zeros((2, 24, 31)), np.zeros((2, 2)), np.zeros(_r
 def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root_mover: np.ndarray, top: int,
                 prune: int, util: Utility, opp_util: Utility,
                 margin: float = math.inf, ranker: str = "pubeval", value_fn: ProbsFn | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+                ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """The luck control variate of each board's roll: (value of the roll that came, average over the 21 rolls).
 
     ``outcome`` (N,) are the rolls' indices in ``DICE36``. For each roll the mover's
@@ -56,7 +56,7 @@ def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root
     chances after that play, by ``value_fn`` when given (a cheaper net: any function of the
     position and roll keeps the luck an exact control variate), else ``probs_fn``. The
     third item is, when ``top == 0``, every trial's next board (the actual roll's play,
-    which then comes for free), else None.
+    which then comes for free) and its 0-ply chances for its side on roll, else None.
     """
     first, inverse = unique_rows(boards, root_mover)
     boards, root_mover = np.ascontiguousarray(boards[first]), root_mover[first]
@@ -81,8 +81,9 @@ def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root
     after, offsets = pruned(after, offsets, prune, math.inf)  # top is 0 here: the checker play's own choice
     cand = swap_sides_batch(after)
     cand_probs = net_probs(probs_fn, cand)
-    best = choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
+    best, _chances = choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
     best_mover = flip_probs(cand_probs[best]).reshape(k, nr, 5)
-    free = cand[best.reshape(k, nr)[inverse, r_actual]]
+    chosen = best.reshape(k, nr)[inverse, r_actual]
+    free = (cand[chosen], cand_probs[chosen])
     mean = np.einsum("nrk,r->nk", best_mover, ROLL_WEIGHTS)
     return best_mover[inverse, r_actual], mean[inverse], free

@@ -21,7 +21,7 @@ from bgnet.core.protocols import ProbsFn
 from bgnet.nets.pruning import PrunedEvaluator
 from bgnet.nets.pubeval import WIN_SCORE, pubeval_tables
 from bgnet.play.search import (DEFAULT_FILTERS, MoveFilter, RowUtilities, Utility, blend_one_ply, evaluate_boards,
-                               play_values)
+                               play_chances_and_values)
 from bgnet.sim._rollout_kernels import pubeval_top_kernel
 
 
@@ -51,19 +51,24 @@ def _segment_filter(values: np.ndarray, offsets: np.ndarray, f: MoveFilter) -> n
 
 
 def choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover: np.ndarray, ply: int,
-           util: Utility, opp_util: Utility, cand_probs: np.ndarray | None = None) -> np.ndarray:
-    """Index into ``cand`` (afterstates turned round) of each segment's best play for its mover, at 0 or 1 ply."""
+           util: Utility, opp_util: Utility, cand_probs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(index, chances)``: index into ``cand`` (afterstates turned round) of each segment's best play for its mover,
+    at 0 or 1 ply, and that play's 0-ply chances for its side on roll (the next position's, as ``net_probs`` gives
+    them: the rollout's cube reads them instead of valuing the position again)."""
     counts = np.diff(offsets)
     row_root = np.repeat(root_mover, counts)
     if ply == 0 and cand_probs is None and isinstance(probs_fn, PrunedEvaluator):
         utility: Utility | RowUtilities = util if util == opp_util else RowUtilities.per_segment(
             [util if root else opp_util for root in root_mover], offsets)
-        return gk.segment_argmax(play_values(probs_fn, cand, offsets, utility), offsets)
+        kept_probs, kept_values = play_chances_and_values(probs_fn, cand, offsets, utility)
+        best = gk.segment_argmax(kept_values, offsets)
+        return best, kept_probs[best]
     if cand_probs is None:
         cand_probs = net_probs(probs_fn, cand)
     values = mover_values(flip_probs(cand_probs), row_root, util, opp_util)
     if ply == 0:
-        return gk.segment_argmax(values, offsets)
+        best = gk.segment_argmax(values, offsets)
+        return best, cand_probs[best]
     alive = _segment_filter(values, offsets, DEFAULT_FILTERS[0])
     deep = np.empty((len(alive), 5), np.float64)
     for side in (True, False):  # the side on roll of cand is the mover's opponent
@@ -74,7 +79,8 @@ def choose(probs_fn: ProbsFn, cand: np.ndarray, offsets: np.ndarray, root_mover:
             deep[row_root[alive] == side] = blend_one_ply(cand_probs[rows], searched, ply)
     lifted = np.full(len(values), -np.inf)
     lifted[alive] = mover_values(flip_probs(deep), row_root[alive], util, opp_util)
-    return gk.segment_argmax(lifted, offsets)
+    best = gk.segment_argmax(lifted, offsets)
+    return best, cand_probs[best]
 
 
 def pubeval_top(after: np.ndarray, offsets: np.ndarray, keep: int, margin: float = math.inf
@@ -113,10 +119,12 @@ def unique_rows(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def play(probs_fn: ProbsFn, boards: np.ndarray, dice: np.ndarray, root_mover: np.ndarray, ply: int, prune: int,
-         util: Utility, opp_util: Utility) -> np.ndarray:
-    """Each board's best play of its dice, as the next board (the other side on roll)."""
+         util: Utility, opp_util: Utility) -> tuple[np.ndarray, np.ndarray]:
+    """Each board's best play of its dice, as the next board (the other side on roll), and its 0-ply chances for
+    that side (``choose``)."""
     first, inverse = unique_rows(boards, dice, root_mover)
     after, _s, _n, offsets = generate_plays(boards[first], dice[first])
     after, offsets = pruned(after, offsets, prune)
     cand = swap_sides_batch(after)
-    return cand[choose(probs_fn, cand, offsets, root_mover[first], ply, util, opp_util)][inverse]
+    best, chances = choose(probs_fn, cand, offsets, root_mover[first], ply, util, opp_util)
+    return cand[best][inverse], chances[inverse]

@@ -98,6 +98,7 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
     decided = np.zeros(m, bool)  # luck VR: the trial's game is decided (see RolloutSettings.luck_decided)
     final = np.zeros((m, 5), np.float64)
     done = np.zeros(m, bool)
+    known = np.full((m, 5), np.nan)  # each trial's 0-ply chances of its board, where its last play gave them
     truncate = settings.truncate
     lines_per = [len(cd.cube_lines) for cd in candidates]
     cube = CubeTracks(candidates, n, state or MatchState()) if any(lines_per) else None
@@ -159,8 +160,11 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
             # The root side's own action before its first roll is the candidate's ("No double", "Double, take").
             asked = asked[~((ply[live[asked]] == 0) & root_mover[asked])]
             if len(asked):  # the cube before the roll, on the net's chances of the position (once per position)
-                first_rows, inverse = unique_rows(b[asked], root_mover[asked])
-                before = net_probs(probs_fn, np.ascontiguousarray(b[asked][first_rows]))[inverse]
+                before = known[live[asked]]
+                need = np.flatnonzero(np.isnan(before[:, 0]))  # the root's positions; the rest, the play just made
+                if len(need):
+                    first_rows, inverse = unique_rows(b[asked[need]], root_mover[asked[need]])
+                    before[need] = net_probs(probs_fn, np.ascontiguousarray(b[asked[need]][first_rows]))[inverse]
                 cube.decide(live[asked], before, b[asked], root_mover[asked])
         outcome = np.empty(k, np.int64)
         for p in np.unique(ply[live]):  # trials of a chunk may sit at different plies after a truncation
@@ -185,11 +189,12 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
                 if settings.luck_decided > 0 and settings.luck_candidates > 0:
                     eps = settings.luck_decided
                     decided[live[rows]] = ((got <= eps) | (got >= 1.0 - eps)).all(axis=1)
-            nxt = free if settings.ply == 0 and free is not None else \
+            nxt, nxt_probs = free if settings.ply == 0 and free is not None else \
                 play(play_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         else:
-            nxt = play(play_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
+            nxt, nxt_probs = play(play_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         boards[live] = nxt
+        known[live] = nxt_probs if play_fn is probs_fn else np.nan  # the cube's net values the next position
         ply[live] += 1
         root_on_roll[live] = ~root_mover
         codes = gk.terminal_codes(nxt)
