@@ -4,7 +4,8 @@ A candidate carries cube lines (a cube value and owner; "No double" and "Double,
 take" of one position share its trials, as they share checker play and dice).
 Before every roll of every live trial the side on roll decides by
 ``bgnet.cube.decision.cube_decision`` on the net's 0-ply chances of the position
-(once per distinct position), doubles when it says so, and the opponent takes,
+(those the play that led there was valued at; the root's own once per distinct
+position), doubles when it says so, and the opponent takes,
 beavers or passes by the same decision. A pass ends the line at the cube value
 while its cubeless trial plays on, so the cubeless numbers are exactly those of a
 cubeless rollout; a finished game scores single, gammon or backgammon times the
