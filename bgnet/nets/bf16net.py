@@ -71,6 +71,11 @@ def _fused_layers(torch: Any, w: Any, b: Any, activation: str) -> bool:
     mkldnn = getattr(torch.ops, "mkldnn", None)
     if not (torch.backends.mkldnn.is_available() and mkldnn is not None and hasattr(mkldnn, "_linear_pointwise")):
         return False
+    return _fused_layer_runs(torch, mkldnn, w, b, activation)
+
+
+def _fused_layer_runs(torch: Any, mkldnn: Any, w: Any, b: Any, activation: str) -> bool:
+    """Whether the fused layer takes these weights (plain or packed): one call on a block of zeros."""
     try:
         mkldnn._linear_pointwise(torch.zeros((BLOCK, w.shape[1]), dtype=torch.bfloat16), w, b, activation, [], "")
     except RuntimeError:
@@ -95,11 +100,9 @@ def _packed_layers(torch: Any, hidden: list[tuple[Any, Any]], activation: str) -
         return hidden
     try:
         packed = [(reorder(w, BLOCK), b) for w, b in hidden]
-        for w, b in packed:
-            mkldnn._linear_pointwise(torch.zeros((BLOCK, w.shape[1]), dtype=torch.bfloat16), w, b, activation, [], "")
     except RuntimeError:
         return hidden
-    return packed
+    return packed if all(_fused_layer_runs(torch, mkldnn, w, b, activation) for w, b in packed) else hidden
 
 
 class Bf16Net:
@@ -124,7 +127,11 @@ class Bf16Net:
         self._w_out = torch.from_numpy(np.ascontiguousarray(w_out, np.float32))  # (inputs, 5)
         self._b_out = torch.from_numpy(b_out.astype(np.float32))
         self._fused = bool(self._hidden) and _fused_layers(torch, *self._hidden[0], net.activation)
-        self._packed = _packed_layers(torch, self._hidden, self.activation) if self._fused else self._hidden
+        self._pack()
+
+    def _pack(self) -> None:
+        """The hidden weights the products take: packed once where the fused layer runs (``_packed_layers``)."""
+        self._packed = _packed_layers(_torch(), self._hidden, self.activation) if self._fused else self._hidden
 
     def __getstate__(self) -> dict[str, Any]:
         """The state without the packed weights (oneDNN's own layout does not pickle): rebuilt on arrival."""
@@ -134,7 +141,7 @@ class Bf16Net:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._packed = _packed_layers(_torch(), self._hidden, self.activation) if self._fused else self._hidden
+        self._pack()
 
     def _hidden_layer(self, torch: Any, x: Any, w: Any, b: Any) -> Any:
         """``act(x @ w.T + b)`` in bfloat16: one fused oneDNN call where torch has it, else a product and an

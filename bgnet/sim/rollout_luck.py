@@ -81,9 +81,8 @@ def roll_values(probs_fn: ProbsFn, boards: np.ndarray, outcome: np.ndarray, root
     after, offsets = pruned(after, offsets, prune, math.inf)  # top is 0 here: the checker play's own choice
     cand = swap_sides_batch(after)
     cand_probs = net_probs(probs_fn, cand)
-    best, _chances = choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
-    best_mover = flip_probs(cand_probs[best]).reshape(k, nr, 5)
-    chosen = best.reshape(k, nr)[inverse, r_actual]
-    free = (cand[chosen], cand_probs[chosen])
+    best, best_probs = choose(probs_fn, cand, offsets, np.repeat(root_mover, nr), 0, util, opp_util, cand_probs)
+    best_mover = flip_probs(best_probs).reshape(k, nr, 5)
+    free = (cand[best.reshape(k, nr)[inverse, r_actual]], best_probs.reshape(k, nr, 5)[inverse, r_actual])
     mean = np.einsum("nrk,r->nk", best_mover, ROLL_WEIGHTS)
     return best_mover[inverse, r_actual], mean[inverse], free

@@ -194,7 +194,8 @@ def rollout_chunk(probs_fn: ProbsFn, candidates: Sequence[Candidate], first_tria
         else:
             nxt, nxt_probs = play(play_fn, b, DICE36[outcome], root_mover, settings.ply, settings.prune, util, opp_util)
         boards[live] = nxt
-        known[live] = nxt_probs if play_fn is probs_fn else np.nan  # the cube's net values the next position
+        if cube is not None:  # the cube's evaluator valued the next position, unless the play had another
+            known[live] = nxt_probs if play_fn is probs_fn else np.nan
         ply[live] += 1
         root_on_roll[live] = ~root_mover
         codes = gk.terminal_codes(nxt)
