@@ -120,3 +120,17 @@ def test_a_rule_that_cannot_apply_is_one_sentence_in_every_command(capsys: pytes
         status = eval_main(argv[1:]) if argv[0] == "eval" else main(argv)
         err = capsys.readouterr().err.strip()
         assert status == 2 and "apply only to money play" in err and "\n" not in err, (argv, err)
+
+
+@pytest.mark.parametrize("amx", [False, True])
+def test_a_bf16_player_in_a_duel_gets_the_no_amx_note_only_without_amx(amx: bool, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``bgnet eval bf16:SPEC ...`` says on stderr when bfloat16 is the slower arithmetic here, and still plays."""
+    import bgnet.nets.bf16net as bf16net
+
+    monkeypatch.setattr(bf16net, "has_amx", lambda: amx)
+    assert eval_main(["bf16:default", "pubeval", "--games", "2", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert ("bgnet eval: note: this CPU has no AMX tiles" in err) == (not amx)
+    assert eval_main(["default", "pubeval", "--games", "2", "--quiet"]) == 0
+    assert "AMX" not in capsys.readouterr().err

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from bgnet.nets.bf16net import has_amx
+
 ROOT = Path(__file__).resolve().parents[1]
 START_ID = "4HPwATDgc/ABMA"
 MIDGAME_ID = "4HPwASik5+ABMA"
@@ -235,5 +237,8 @@ def test_a_bfloat16_rollout_is_close_to_float32_and_the_same_on_any_number_of_wo
     assert abs(one["moves"][0]["equity"] - fp32["moves"][0]["equity"]) < 2 * fp32["moves"][0]["equity_stderr"]
     text = bgnet(*args[:-2], "--precision", "bfloat16")
     assert text.returncode == 0 and "The net valued in bfloat16 (--precision)" in text.stdout
+    # where bfloat16 is the slower arithmetic (no AMX tiles), the command says so on stderr, once, and still runs
+    assert text.stderr.count("bgnet rollout: note: this CPU has no AMX tiles") == (0 if has_amx() else 1)
+    assert "AMX" not in bgnet(*args[:-2]).stderr
     bad = bgnet(*args, "--precision", "float16")
     assert bad.returncode == 2 and "invalid choice: 'float16'" in bad.stderr and "Traceback" not in bad.stderr

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bgnet.cli.parser import (EXIT_USAGE, CliError, Parser, add_backend_arguments, add_cube_rule_arguments,
-                              cube_rule_choices, run_command)
+                              cube_rule_choices, note_precision, run_command)
 from bgnet.cube.match import DEFAULT_MONEY_RULES
 from bgnet.play.game import Rules
 from bgnet.sim.duel import DuelResult
@@ -199,6 +199,10 @@ def cmd_duel(argv: Sequence[str], prog: str = PROG) -> int:
     p.add_argument("--save-games", metavar="DIR", default=None,
                    help="also write every deal's games as .mat files into DIR (two per deal, one per seating)")
     args = p.parse_args(argv)
+    from bgnet.play.agents import BF16_PREFIX
+
+    if any(spec.lower().startswith(BF16_PREFIX) for spec in (args.agent_a, args.agent_b)):
+        note_precision(prog, "bfloat16")
     rules = _rules(args)
     res, report = _duel(args.agent_a, args.agent_b, args, rules)
     if args.json != "-":

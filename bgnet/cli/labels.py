@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from bgnet.cli.parser import EXIT_USAGE, Parser, add_backend_arguments, add_precision_argument
+from bgnet.cli.parser import EXIT_USAGE, Parser, add_backend_arguments, add_precision_argument, note_precision
 from bgnet.core.errors import BgnetError
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ def _pruned(checkpoint: str | os.PathLike[str], fn: ProbsFn, ply: int, trials: i
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     """Label IN.npz into OUT.npz and say how many targets were written; returns the exit status."""
     args = build_parser(prog).parse_args(argv)
+    note_precision(prog, args.precision)
     from bgnet.core.resources import default_checkpoint
     from bgnet.nets.pruning import load_exact_evaluator
     from bgnet.sim.backends import make_backend, single_blas_thread

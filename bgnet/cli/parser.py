@@ -99,6 +99,16 @@ def add_precision_argument(parser: argparse.ArgumentParser) -> None:
                              "gives the same result on any number of workers of the same machine)")
 
 
+def note_precision(prog: str, precision: str) -> None:
+    """Say on stderr, in one line, when the asked-for ``precision`` is slower on this CPU than the default
+    (``bgnet.nets.bf16net.precision_note``: bfloat16 without AMX tiles); the command still runs as asked."""
+    from bgnet.nets.bf16net import precision_note
+
+    note = precision_note(precision)
+    if note is not None:
+        print(f"{prog}: note: {note}", file=sys.stderr)
+
+
 def add_prune_argument(parser: argparse.ArgumentParser) -> None:
     """``--no-prune``: searches value every reply (``bgnet.nets.pruning``)."""
     parser.add_argument("--no-prune", action="store_true",

@@ -12,8 +12,8 @@ import os
 import sys
 
 from bgnet.app.requests import DEFAULT_ROLLOUT_TRIALS
-from bgnet.cli.parser import (EXIT_INTERRUPTED, CliError, add_backend_arguments, add_cube_rule_arguments,
-                              add_precision_argument, cube_rule_choices)
+from bgnet.cli.parser import (EXIT_INTERRUPTED, PROG, CliError, add_backend_arguments, add_cube_rule_arguments,
+                              add_precision_argument, cube_rule_choices, note_precision)
 from bgnet.cube.match import DECISION_SKIPS
 
 
@@ -93,6 +93,7 @@ def run_rollout(args: argparse.Namespace) -> int:
     settings = RolloutSettings(trials=args.trials, ply=args.ply, truncate=args.truncate, bearoff=args.bearoff,
                                quasi_random=args.quasi_random, luck_vr=args.luck, prune=args.prune,
                                chunk_size=args.chunk_size)
+    note_precision(f"{PROG} rollout", args.precision)
     # the hint's evaluator: bear-off database, and the pruning net if one ships (and --no-prune is not given)
     probs_fn = NeuralAgent(checkpoint_path(args.model), 0, prune=args.prune_net, precision=args.precision).evaluator
     from bgnet.sim.backends import make_backend, single_blas_thread

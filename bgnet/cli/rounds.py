@@ -33,7 +33,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from bgnet.cli.parser import EXIT_USAGE, Parser
+from bgnet.cli.parser import EXIT_USAGE, Parser, note_precision
 from bgnet.core.errors import BgnetError
 from bgnet.trainer.round_config import RoundsError
 
@@ -244,6 +244,7 @@ def rounds_main(argv: Sequence[str]) -> int:
     args = ap.parse_args(argv)
     try:
         cfg = RoundsConfig(**{k: type(defaults[k])(getattr(args, k)) for k in defaults})
+        note_precision(PROG, cfg.precision)
         state = rounds.run_rounds(args.init, args.out, cfg)
     except BgnetError as exc:  # bad input; anything else is a bug and shows its traceback
         return _error("", exc)

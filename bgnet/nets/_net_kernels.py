@@ -136,3 +136,23 @@ def net_probs(boards, version, weights, biases, act, out):  # type: ignore[no-un
             out[i, 2] = f0 * f1 * f2
             out[i, 3] = (np.float32(1.0) - f0) * f3
             out[i, 4] = (np.float32(1.0) - f0) * f3 * f4
+
+
+@njit(cache=True, nogil=True)
+def output_sigmoids(h_t, w, b, out):  # type: ignore[no-untyped-def]
+    """The output layer and its sigmoids, ``out[i] = sigmoid(b + h_t[:, i] @ w)`` (float32), for the columns of
+    ``h_t`` (inputs, N): each sum ``b[j] + h[0] w[0, j] + h[1] w[1, j] + ...`` in that order, the same operations
+    for every column, so a board's outputs do not depend on its place in the batch (a BLAS product's may:
+    ``bgnet.nets.bf16net``)."""
+    n_in, n = h_t.shape
+    acc = np.empty(n, np.float32)
+    for j in range(w.shape[1]):
+        for i in range(n):
+            acc[i] = b[j]
+        for k in range(n_in):
+            wk = w[k, j]
+            row = h_t[k]
+            for i in range(n):  # across the boards: vectorised, and each board's sum in the same order
+                acc[i] += wk * row[i]
+        for i in range(n):
+            out[i, j] = _sigmoid(acc[i])

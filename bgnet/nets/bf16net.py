@@ -7,8 +7,9 @@ in play: the chances move by about 0.001 in equity from the float32 ones (docs/T
 and the choice changes in about 1% of decisions, each between plays within a few thousandths. Opt-in: ``bf16:SPEC``
 players and ``--precision bfloat16``.
 
-On CPUs without AMX it gives the same kind of chances at 2-11 times the float32 kernel's cost (``has_amx``: 2x
-with AVX-512's bfloat16 instructions, 11x with AVX2 alone).
+On CPUs without AMX it gives the same kind of chances at more than the float32 kernel's cost (``has_amx``; the
+command line says so, ``precision_note``): 1.1x in batches of 40,000 and 6.7x in batches of 32 on an AMD EPYC with
+AVX-512's bfloat16 instructions, 2x on an Intel one, 11x with AVX2 alone.
 
 Each board's chances are its own, as the float32 kernel's are. oneDNN's bits for a row depend on the shape of the
 product and on its thread count, not on the other rows: so boards go through the net in blocks of exactly
@@ -17,7 +18,9 @@ any batch, whatever the number of workers. They are the same on another machine 
 choose the same kernels (an AMX machine and one without differ in the last bits).
 
 The hidden layers run in bfloat16 (each product, bias and activation fused in one oneDNN call), the output layer
-in float32: its five sums decide the chances, and rounding them to bfloat16 would double the error.
+in float32: its five sums decide the chances, and rounding them to bfloat16 would double the error. The output
+layer is bgnet's own kernel (``bgnet.nets._net_kernels.output_sigmoids``), not torch's ``addmm``: on an AMD EPYC,
+MKL's float32 product gave a few rows in a thousand other last bits when their place in the block changed.
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ import numpy as np
 
 from bgnet.core.errors import BgnetError
 from bgnet.features.registry import encode
+from bgnet.nets._net_kernels import output_sigmoids
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, chances_of_outputs
 
-__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "check_precision", "has_amx", "with_precision"]
+__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "check_precision", "has_amx", "precision_note",
+           "with_precision"]
 
 BLOCK = 256
 """Boards a product takes, always (the last block is padded): oneDNN's bits for a row depend on the product's
@@ -63,6 +68,15 @@ def has_amx() -> bool:
             return any(line.startswith("flags") and " amx_tile" in line for line in fh)
     except OSError:
         return False
+
+
+def precision_note(precision: str, amx: bool | None = None) -> str | None:
+    """One sentence for a user who asked for bfloat16 on a CPU without AMX tiles (``amx``: ``has_amx()`` unless
+    given), where it is slower than the default float32; None otherwise."""
+    if precision != "bfloat16" or (has_amx() if amx is None else amx):
+        return None
+    return ("this CPU has no AMX tiles, so bfloat16 is slower here than the default float32 "
+            "(it is cheaper only on CPUs with AMX)")
 
 
 def _fused_layers(torch: Any, w: Any, b: Any, activation: str) -> bool:
@@ -124,8 +138,8 @@ class Bf16Net:
             padded[:, :w_first.shape[1]] = w_first
             self._hidden[0] = (padded, b_first)
         w_out, b_out = layers[-1]
-        self._w_out = torch.from_numpy(np.ascontiguousarray(w_out, np.float32))  # (inputs, 5)
-        self._b_out = torch.from_numpy(b_out.astype(np.float32))
+        self._w_out = np.ascontiguousarray(w_out, np.float32)  # (inputs, 5)
+        self._b_out = b_out.astype(np.float32)
         self._fused = bool(self._hidden) and _fused_layers(torch, *self._hidden[0], net.activation)
         self._pack()
 
@@ -167,7 +181,7 @@ class Bf16Net:
                 h = inputs[i:i + BLOCK]
                 for w, b in (self._packed if self._fused else self._hidden):
                     h = self._hidden_layer(torch, h, w, b)
-                s[i:i + BLOCK] = torch.sigmoid(torch.addmm(self._b_out, h.float(), self._w_out)).numpy()
+                output_sigmoids(np.ascontiguousarray(h.float().numpy().T), self._w_out, self._b_out, s[i:i + BLOCK])
         return chances_of_outputs(s[:n])
 
     def __call__(self, boards: np.ndarray) -> np.ndarray:
