@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, net in nets.items():
         if net is not None:
             figures[name] = micros_per_board(net.probs_of_boards, boards, args.repeats)
-    from bgnet.nets.bf16net import Bf16Net, has_amx
+    from bgnet.nets.bf16net import Bf16Net, cpu_model, has_amx
 
     release = nets["release"]
     assert release is not None
@@ -106,9 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         figures[name] = micros_per_board(functools.partial(in_calls_of, fn, 32), boards[:4096], args.repeats)
     if args.json:
         print(json.dumps({"boards": len(boards), "repeats": args.repeats, "us_per_board": figures, "amx": has_amx(),
-                          "python": platform.python_version()}))
+                          "cpu": cpu_model(), "python": platform.python_version()}))
         return 0
-    print(f"{len(boards)} boards, median of {args.repeats} passes, one thread; AMX tiles: {has_amx()}")
+    print(f"{len(boards)} boards, median of {args.repeats} passes, one thread; {cpu_model()}, AMX tiles: {has_amx()}")
     for name, us in figures.items():
         print(f"  {name:<16} {us:7.3f} us a board")
     return 0

@@ -314,8 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--precision", choices=PRECISIONS, default="float32",
                         help="the net's arithmetic in the gnubg section (beside float32) and the full section")
     args = parser.parse_args(argv)
-    out: dict[str, object] = {"load_average": os.getloadavg()}
-    print(f"load average at start: {os.getloadavg()[0]:.2f} (2-core machine)")
+    from bgnet.nets.bf16net import cpu_model, has_amx
+
+    out: dict[str, object] = {"load_average": os.getloadavg(), "cpu": cpu_model(), "amx": has_amx()}
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs ({cpu_model()}, AMX tiles: "
+          f"{has_amx()})")
     if args.only in (None, "gnubg"):
         out["gnubg"] = section_gnubg(args.trials, args.truncate, args.seed, args.precision)
     if args.only in (None, "full"):

@@ -10,7 +10,7 @@ from bgnet.core.position import Position
 from bgnet.core.probs import equities
 from bgnet.features.kinds import KINDS, position_kinds
 from bgnet.features.registry import num_features
-from bgnet.nets.bf16net import BLOCK, Bf16Net, Bf16NetError, precision_note, with_precision
+from bgnet.nets.bf16net import BLOCK, Bf16Net, Bf16NetError, cpu_model, precision_note, with_precision
 from bgnet.nets.bearoff import DatabaseEvaluator
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, load_evaluator
 from bgnet.nets.pruning import PrunedEvaluator
@@ -178,3 +178,9 @@ def test_bfloat16_without_amx_tiles_comes_with_a_note_and_float32_never():
     assert note is not None and "no AMX tiles" in note and "float32" in note and "\n" not in note
     assert precision_note("bfloat16", amx=True) is None
     assert precision_note("float32", amx=False) is None and precision_note("float32", amx=True) is None
+
+
+def test_the_cpu_is_named_in_one_line():
+    """What benchmarks print beside ``has_amx``: a name, never empty, on one line."""
+    name = cpu_model()
+    assert isinstance(name, str) and name.strip() == name and name and "\n" not in name

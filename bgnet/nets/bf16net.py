@@ -34,8 +34,8 @@ from bgnet.features.registry import encode
 from bgnet.nets._net_kernels import output_sigmoids
 from bgnet.nets.fastnet import NumpyNet, NumpyNetSet, chances_of_outputs
 
-__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "check_precision", "has_amx", "precision_note",
-           "with_precision"]
+__all__ = ["BLOCK", "PRECISIONS", "Bf16Net", "Bf16NetError", "check_precision", "cpu_model", "has_amx",
+           "precision_note", "with_precision"]
 
 BLOCK = 256
 """Boards a product takes, always (the last block is padded): oneDNN's bits for a row depend on the product's
@@ -68,6 +68,21 @@ def has_amx() -> bool:
             return any(line.startswith("flags") and " amx_tile" in line for line in fh)
     except OSError:
         return False
+
+
+def cpu_model() -> str:
+    """The CPU's name as Linux gives it (``model name``), else ``platform.processor()``: benchmarks print it beside
+    ``has_amx``, since which arithmetic is cheaper, and by how much, depends on it."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "unknown CPU"
 
 
 def precision_note(precision: str, amx: bool | None = None) -> str | None:
