@@ -316,9 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from bgnet.nets.bf16net import cpu_model, has_amx
 
-    out: dict[str, object] = {"load_average": os.getloadavg(), "cpu": cpu_model(), "amx": has_amx()}
-    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs ({cpu_model()}, AMX tiles: "
-          f"{has_amx()})")
+    load, cpu, amx = os.getloadavg(), cpu_model(), has_amx()
+    out: dict[str, object] = {"load_average": load, "cpu": cpu, "amx": amx}
+    print(f"load average at start: {load[0]:.2f} on {os.cpu_count()} CPUs ({cpu}, AMX tiles: {amx})")
     if args.only in (None, "gnubg"):
         out["gnubg"] = section_gnubg(args.trials, args.truncate, args.seed, args.precision)
     if args.only in (None, "full"):

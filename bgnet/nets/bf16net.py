@@ -60,29 +60,31 @@ def _torch() -> Any:
     return torch
 
 
-def has_amx() -> bool:
-    """Whether this CPU has AMX tiles (Linux's ``amx_tile`` flag), where bfloat16 is the cheaper arithmetic: without
-    them oneDNN's bfloat16 products cost 2-11 times the float32 kernel."""
+def _cpuinfo_field(name: str) -> str | None:
+    """The value of the first ``name`` line of Linux's ``/proc/cpuinfo`` (the first core's), or None."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            return any(line.startswith("flags") and " amx_tile" in line for line in fh)
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() == name:
+                    return value.strip()
     except OSError:
-        return False
+        pass
+    return None
+
+
+def has_amx() -> bool:
+    """Whether this CPU has AMX tiles (Linux's ``amx_tile`` flag), where bfloat16 is the cheaper arithmetic: without
+    them oneDNN's bfloat16 products cost 1.1-11 times the float32 kernel."""
+    return "amx_tile" in (_cpuinfo_field("flags") or "").split()
 
 
 def cpu_model() -> str:
     """The CPU's name as Linux gives it (``model name``), else ``platform.processor()``: benchmarks print it beside
     ``has_amx``, since which arithmetic is cheaper, and by how much, depends on it."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     import platform
 
-    return platform.processor() or "unknown CPU"
+    return _cpuinfo_field("model name") or platform.processor() or "unknown CPU"
 
 
 def precision_note(precision: str, amx: bool | None = None) -> str | None:
