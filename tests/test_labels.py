@@ -162,3 +162,35 @@ def test_label_cli_scores_each_board_with_its_kinds_net_and_bear_offs_exactly(tm
     only_contact = NetSet({"contact": netset.nets["contact"]}).probs_of_boards(boards)
     assert not np.allclose(got[0], only_contact[0], atol=1e-3)  # the race net, not the contact net
     assert np.allclose(got[2], only_contact[2], atol=1e-5) and got[1].sum() > 0
+
+
+def test_label_cli_workers_label_in_local_processes_with_the_same_targets(tmp_path, monkeypatch, capsys) -> None:
+    # --workers N without Ray runs the groups in N local processes (it once did nothing without --backend ray);
+    # the targets are those of one process, and a count below 1 is one sentence.
+    from bgnet.cli.labels import main
+    from bgnet.core.movegen import generate_afterstates, swap_sides_batch
+    from bgnet.sim import backends
+
+    made = []
+
+    def spy(name="local", workers=None, address=None):
+        made.append((name, workers))
+        return real(name, workers, address)
+
+    real = backends.make_backend
+    monkeypatch.setattr(backends, "make_backend", spy)
+    rng = np.random.default_rng(3)
+    starts = np.repeat(np.array([START.board, MIDGAME.board], np.int8), 200, axis=0)
+    after, _offsets = generate_afterstates(starts, rng.integers(1, 7, (400, 2)).astype(np.int8))
+    boards = swap_sides_batch(after)[:6000]
+    assert len(boards) > 4096  # two groups of the labeller's 4,096, so that both processes get one
+    inp, one, two = tmp_path / "in.npz", tmp_path / "one.npz", tmp_path / "two.npz"
+    np.savez(inp, boards=boards)
+    assert main(["label", str(inp), str(one), "--ply", "0"]) == 0 and made == []
+    assert main(["label", str(inp), str(two), "--ply", "0", "--workers", "2"]) == 0
+    assert made == [("local", 2)]
+    assert np.array_equal(load_targets(one).probs, load_targets(two).probs)
+    capsys.readouterr()
+    assert main(["label", str(inp), str(two), "--ply", "0", "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "workers must be at least 1" in err and len(err.strip().splitlines()) == 1

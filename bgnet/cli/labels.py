@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from bgnet.cli.parser import EXIT_USAGE, Parser, add_backend_arguments, add_precision_argument, note_precision
+from bgnet.cli.parser import EXIT_USAGE, CliError, Parser, add_backend_arguments, add_precision_argument, note_precision
 from bgnet.core.errors import BgnetError
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ def build_parser(prog: str = PROG) -> Parser:
     add_backend_arguments(lab, workers_flag=True, help_for={
         "backend": "where the groups of positions run: this process or a Ray cluster (same targets)",
         "ray_address": "Ray cluster to attach to (default: a local Ray instance)",
-        "workers": "Ray tasks in flight (default: every CPU of the cluster)"})
+        "workers": "groups labelled at once: local processes, or Ray tasks in flight with --backend ray (default "
+                   "1 locally, every CPU of the cluster on Ray; the same targets either way)"})
     return parser
 
 
@@ -91,6 +92,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     from bgnet.trainer.labels import label_positions, save_targets
 
     try:
+        if args.workers is not None and args.workers < 1:
+            raise CliError(f"--workers must be at least 1, got {args.workers}")
         boards = _read_boards(args.inp)
         checkpoint = args.model or default_checkpoint()
         # the checkpoint's nets by kind when it has several, and the exact bear-off database, as rounds label
@@ -101,7 +104,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
                                    truncate=args.truncate)
         single_blas_thread()  # one BLAS thread, as on Ray's workers: --backend local and ray give the same bits
         backend = (make_backend(args.backend, args.workers, args.ray_address)
-                   if args.backend == "ray" or args.ray_address else None)
+                   if args.backend == "ray" or args.ray_address or args.workers is not None else None)
         b, p, se = label_positions(fn, boards, trials=args.trials, ply=args.ply, seed=args.seed, settings=settings,
                                    backend=backend)
         save_targets(args.out, b, p, se, trials=args.trials, ply=args.ply, seed=args.seed,
