@@ -129,3 +129,61 @@ def test_the_holdout_is_whole_groups_and_every_row_is_used_once(group: int) -> N
         starts = rows.reshape(-1, group)
         assert (starts % group == np.arange(group)).all() and (np.diff(starts, axis=1) == 1).all()
     assert not np.array_equal(np.sort(hold), np.arange(len(hold)))  # shuffled, not the first rows
+
+
+def test_a_release_shrunk_to_its_own_widths_is_itself_and_cut_units_fold_into_the_next_bias() -> None:
+    import torch
+
+    from bgnet.features.registry import encode
+    from bgnet.nets.model import BgNet, ModelConfig
+    from bgnet.trainer.distill import shrink
+
+    torch.manual_seed(3)
+    release = BgNet(ModelConfig.for_features((16, 8), "relu", 2))
+    boards, _probs = _labels(300, 6)
+    x = encode(boards, version=2)
+    xt = torch.from_numpy(x)
+    with torch.no_grad():
+        same = shrink(release, (16, 8), x)
+        assert torch.equal(same(xt), release(xt))
+        # a first-layer unit that never fires and one whose output never changes the next layer: both cut exactly
+        first, second = release.linears()[0], release.linears()[1]
+        first.weight[5] = 0.0
+        first.bias[5] = -1.0
+        second.weight[:, 9] = 0.0
+        cut = shrink(release, (14, 8), x)
+        assert [layer.out_features for layer in cut.linears()] == [14, 8, 5]
+        assert torch.allclose(cut(xt), release(xt), atol=1e-6)
+        narrower = shrink(release, (16, 3), x)  # three of eight second-layer units: no longer the same function
+        assert not torch.allclose(narrower(xt), release(xt), atol=1e-3)
+        assert torch.isfinite(narrower(xt)).all()
+    for widths in ((16,), (17, 8), (16, 0)):
+        with pytest.raises(DistillError, match="cannot be shrunk"):
+            shrink(release, widths, x)
+
+
+def test_the_command_starts_from_a_shrunk_release(tmp_path, capsys) -> None:
+    import torch
+
+    from bgnet.cli.distill import main
+    from bgnet.nets.model import BgNet, ModelConfig, load_net, read_checkpoint, save_checkpoint
+
+    torch.manual_seed(4)
+    save_checkpoint(tmp_path / "release.pt", BgNet(ModelConfig.for_features((16, 8), "relu", 2)))
+    boards, probs = _labels(200, 7)
+    np.savez(tmp_path / "labels.npz", boards=boards, probs=probs)
+    assert main([str(tmp_path / "s.pt"), str(tmp_path / "labels.npz"), "--hidden", "16,4", "--epochs", "1",
+                 "--start", str(tmp_path / "release.pt"), "--lr", "1e-9"]) == 0
+    capsys.readouterr()
+    student, release = load_net(tmp_path / "s.pt"), load_net(tmp_path / "release.pt")
+    assert [layer.out_features for layer in student.linears()] == [16, 4, 5]
+    # a learning rate of 1e-9 leaves the release's first layer where the shrink put it: all of it
+    assert torch.allclose(student.linears()[0].weight, release.linears()[0].weight, atol=1e-6)
+    assert "shrunk from release.pt" in read_checkpoint(tmp_path / "s.pt")["recipe"]
+    assert main([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--hidden", "32,4", "--epochs", "1",
+                 "--start", str(tmp_path / "release.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be shrunk" in err and len(err.strip().splitlines()) == 1
+    assert main([str(tmp_path / "t.pt"), str(tmp_path / "labels.npz"), "--hidden", "8,4", "--epochs", "1",
+                 "--start", str(tmp_path / "release.pt"), "--features", "1"]) == 2
+    assert "reads features version 2" in capsys.readouterr().err

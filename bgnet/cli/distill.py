@@ -1,6 +1,6 @@
 """``python -m bgnet.trainer.distill OUT.pt LABELS.npz [MORE.npz ...] [--hidden 384,128] [--epochs E] [--lr LR]
-[--minibatch M] [--features V] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W]``: fit a fresh,
-narrower net to search labels (``bgnet.trainer.distill``)."""
+[--minibatch M] [--features V] [--holdout N] [--seed S] [--threads T] [--group K --rank-weight W] [--start CKPT]``:
+fit a narrower net, fresh or a release shrunk, to search labels (``bgnet.trainer.distill``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bgnet.trainer.distill import DistillConfig, distill
     from bgnet.trainer.round_config import parse_widths
 
-    parser = Parser(prog=PROG, description="Fit a fresh, narrower net to a release's search labels.")
+    parser = Parser(prog=PROG, description="Fit a narrower net, fresh or a release shrunk (--start), to a release's search labels.")
     parser.add_argument("out", metavar="OUT.pt", help="the checkpoint to write")
     parser.add_argument("labels", metavar="LABELS.npz", nargs="+",
                         help="label files: boards with targets, or probs (float, or uint16 steps of 1/65535)")
@@ -36,11 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="labels in consecutive groups of this many siblings (rounds candidates --grouped)")
     parser.add_argument("--rank-weight", type=float, default=DistillConfig.rank_weight,
                         help="weight of the sibling-ranking term (with --group 2 or more)")
+    parser.add_argument("--start", default="", metavar="CKPT",
+                        help="start from this checkpoint (a release) shrunk to --hidden: each layer's most varying "
+                             "units kept (default: fresh weights)")
     args = parser.parse_args(argv)
     try:
         cfg = DistillConfig(hidden=parse_widths(args.hidden), epochs=args.epochs, lr=args.lr, minibatch=args.minibatch,
                             features=args.features, holdout=args.holdout, seed=args.seed, threads=args.threads,
-                            group=args.group, rank_weight=args.rank_weight)
+                            group=args.group, rank_weight=args.rank_weight, start=args.start)
         held = distill(args.labels, args.out, cfg, log=True)
     except (BgnetError, OSError) as exc:
         print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)

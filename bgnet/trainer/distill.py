@@ -5,8 +5,9 @@
 
 A release's cost a position is its first layer's width times its non-zero inputs (the
 fused kernel, ``bgnet.nets._net_kernels``): a net half as wide costs about half. The
-student starts from fresh weights and learns the labels' chances (squared error summed
-over the five outputs, Adam with a cosine schedule to zero): labels of the release's own
+student starts from fresh weights, or from a release shrunk to its widths (``--start``:
+``shrink``), and learns the labels' chances (squared error summed over the five outputs,
+Adam with a cosine schedule to zero): labels of the release's own
 searches (``bgnet.trainer.labels``, the rounds pipeline, ``bench/device_labels.py`` on a
 GPU), never another program's. A held-out slice measures the fit. The same seed and
 files give the same net. docs/TRAINING.md's ablation table has what such students
@@ -31,7 +32,11 @@ from bgnet.trainer.labels import dequantize_probs
 if TYPE_CHECKING:  # torch loads inside the fit
     from bgnet.nets.model import BgNet
 
-__all__ = ["DistillConfig", "DistillError", "distill", "fit_student", "holdout_split", "read_labels"]
+__all__ = ["SHRINK_SAMPLE", "DistillConfig", "DistillError", "distill", "fit_student", "holdout_split", "read_labels",
+           "shrink"]
+
+SHRINK_SAMPLE = 60_000
+"""Labelled boards whose activations rank a release's hidden units when it is shrunk (``shrink``)."""
 
 
 class DistillError(BgnetError):
@@ -60,6 +65,8 @@ class DistillConfig:
     ``rounds candidates --grouped``), shuffled and held out whole."""
     rank_weight: float = 0.0
     """Weight of the sibling-ranking term (``bgnet.trainer.learner.sibling_rank_loss``) with groups."""
+    start: str = ""
+    """A checkpoint (a release) to shrink to ``hidden`` and start from (``shrink``); empty: fresh weights."""
 
     def __post_init__(self) -> None:
         if (not self.hidden or min(self.hidden) < 1 or self.epochs < 1 or self.minibatch < 1 or self.threads < 1
@@ -110,10 +117,50 @@ def holdout_split(n: int, group: int, holdout: int, rng: np.random.Generator) ->
     return perm[:held], perm[held:]
 
 
+def shrink(release: BgNet, hidden: Sequence[int], inputs: np.ndarray) -> BgNet:
+    """``release`` cut to the hidden widths ``hidden`` (one per hidden layer, none wider than the release's): in each
+    layer the units whose outputs on ``inputs`` (the encoded boards, (N, features)) vary most times the size of
+    their outgoing weights are kept; each dropped unit's mean output is folded into the next layer's bias, so that
+    the cut net starts near the release. A width equal to the release's keeps that layer as it is."""
+    import torch
+
+    from bgnet.nets.model import BgNet, ModelConfig
+
+    old = release.linears()
+    if len(hidden) != len(old) - 1 or any(h < 1 or h > o.out_features for h, o in zip(hidden, old)):
+        raise DistillError(f"a release with hidden widths {[o.out_features for o in old[:-1]]} cannot be shrunk to "
+                           f"{list(hidden)}: give one width per hidden layer, none wider than the release's")
+    if release.config.activation != "relu":
+        raise DistillError("only a ReLU release can be shrunk (a dropped unit's mean output is folded into a bias)")
+    cfg = release.config
+    net = BgNet(ModelConfig(hidden=tuple(hidden), activation="relu", num_features=cfg.num_features,
+                            feature_version=cfg.feature_version))
+    new = net.linears()
+    with torch.no_grad():
+        x = torch.from_numpy(np.ascontiguousarray(inputs, np.float32))
+        weight, bias = old[0].weight.clone(), old[0].bias.clone()  # the next layer to cut, its inputs already cut
+        for li, width in enumerate(hidden):
+            h = torch.relu(x @ weight.T + bias)
+            nxt = old[li + 1]
+            keep = torch.argsort(h.std(0) * nxt.weight.norm(dim=0), descending=True, stable=True)[:width]
+            keep = keep.sort().values
+            dropped = torch.ones(h.shape[1], dtype=torch.bool)
+            dropped[keep] = False
+            new[li].weight.copy_(weight[keep])
+            new[li].bias.copy_(bias[keep])
+            bias = nxt.bias + nxt.weight[:, dropped] @ h[:, dropped].mean(0)
+            weight = nxt.weight[:, keep]
+            x = h[:, keep]
+        new[-1].weight.copy_(weight)
+        new[-1].bias.copy_(bias)
+    return net
+
+
 def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
                 log: bool = False) -> tuple[BgNet, float]:
-    """A fresh net of ``cfg.hidden`` fitted to (boards, targets); (net, held-out squared error summed over the five
-    chances, NaN without a holdout). The rows are shuffled by ``cfg.seed`` before the holdout is cut."""
+    """A net of ``cfg.hidden`` (fresh, or ``cfg.start`` shrunk: ``shrink``) fitted to (boards, targets); (net,
+    held-out squared error summed over the five chances, NaN without a holdout). The rows are shuffled by
+    ``cfg.seed`` before the holdout is cut."""
     import torch
 
     from bgnet.features.registry import encode
@@ -128,7 +175,17 @@ def fit_student(boards: np.ndarray, targets: np.ndarray, cfg: DistillConfig,
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     hold, train = holdout_split(n, g, cfg.holdout, rng)
-    net = BgNet(ModelConfig.for_features(cfg.hidden, "relu", cfg.features))
+    if cfg.start:
+        from bgnet.nets.model import load_net
+
+        release = load_net(cfg.start)
+        if release.config.feature_version != cfg.features:
+            raise DistillError(f"{cfg.start!r} reads features version {release.config.feature_version}, not "
+                               f"--features {cfg.features}")
+        sample = boards[train[:SHRINK_SAMPLE]]
+        net = shrink(release, cfg.hidden, encode(sample, version=cfg.features))
+    else:
+        net = BgNet(ModelConfig.for_features(cfg.hidden, "relu", cfg.features))
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     steps = cfg.epochs * -(-len(train) // cfg.minibatch)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max(steps, 1))
@@ -163,8 +220,9 @@ def distill(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]
     files = ", ".join(Path(p).name for p in paths)
     save_checkpoint(out, net, distill={**asdict(cfg), "hidden": list(cfg.hidden)}, labels=len(boards),
                     held_out_mse=held_mse,
-                    recipe=f"a fresh {'-'.join(map(str, cfg.hidden))} net distilled from {len(boards)} labels "
-                           f"({files}) by python -m bgnet.trainer.distill")
+                    recipe=f"a {'-'.join(map(str, cfg.hidden))} net "
+                           f"({'shrunk from ' + Path(cfg.start).name if cfg.start else 'fresh'}) distilled from "
+                           f"{len(boards)} labels ({files}) by python -m bgnet.trainer.distill")
     return held_mse
 
 
