@@ -143,6 +143,9 @@ def test_ray_missing_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
         make_backend("local", address="10.0.0.1:6379")
     with pytest.raises(BackendError, match="unknown backend"):
         make_backend("slurm")
+    with pytest.raises(BackendError, match="workers must be at least 1, not 0"):
+        make_backend("local", 0)  # not taken for the default (None: one worker)
+    assert make_backend("local").workers == 1 and make_backend("local", 2).workers == 2
 
 
 def test_eval_refuses_a_ray_address_without_the_ray_backend(capsys: pytest.CaptureFixture[str]) -> None:

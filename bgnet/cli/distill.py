@@ -18,7 +18,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bgnet.trainer.distill import DistillConfig, distill
     from bgnet.trainer.round_config import parse_widths
 
-    parser = Parser(prog=PROG, description="Fit a narrower net, fresh or a release shrunk (--start), to a release's search labels.")
+    parser = Parser(prog=PROG, description="Fit a narrower net, fresh or a release shrunk (--start), to a release's "
+                                           "search labels.")
     parser.add_argument("out", metavar="OUT.pt", help="the checkpoint to write")
     parser.add_argument("labels", metavar="LABELS.npz", nargs="+",
                         help="label files: boards with targets, or probs (float, or uint16 steps of 1/65535)")

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from bgnet.cli.parser import EXIT_USAGE, CliError, Parser, add_backend_arguments, add_precision_argument, note_precision
+from bgnet.cli.parser import EXIT_USAGE, Parser, add_backend_arguments, add_precision_argument, note_precision
 from bgnet.core.errors import BgnetError
 
 if TYPE_CHECKING:
@@ -92,8 +92,6 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     from bgnet.trainer.labels import label_positions, save_targets
 
     try:
-        if args.workers is not None and args.workers < 1:
-            raise CliError(f"--workers must be at least 1, got {args.workers}")
         boards = _read_boards(args.inp)
         checkpoint = args.model or default_checkpoint()
         # the checkpoint's nets by kind when it has several, and the exact bear-off database, as rounds label

@@ -393,11 +393,12 @@ class RayBackend:
 
 
 def make_backend(name: str = "local", workers: int | None = None, address: str | None = None) -> Backend:
-    """The backend named by ``--backend``; ``workers`` None means 1 locally and the cluster's CPUs on Ray."""
+    """The backend named by ``--backend``; ``workers`` None means 1 locally and the cluster's CPUs on Ray (below 1:
+    ``BackendError``, as either backend says)."""
     if name == "local":
         if address:
             raise BackendError("--ray-address needs --backend ray")
-        return LocalBackend(workers or 1)
+        return LocalBackend(1 if workers is None else workers)
     if name == "ray":
         return RayBackend(address=address, num_workers=workers)
     raise BackendError(f"unknown backend {name!r}; choose local or ray")
