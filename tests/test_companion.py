@@ -88,3 +88,23 @@ def test_export_writes_a_student_for_its_release_and_refuses_bad_input(tmp_path,
     assert main(["student", str(tiny_v2_checkpoint), str(tmp_path / "no-release.pt"), str(tmp_path / "y.npz")]) == 2
     assert "release checkpoint" in capsys.readouterr().err
     assert main(["student", str(tiny_v2_checkpoint)]) == 2 and not (tmp_path / "y.npz").exists()
+
+
+def test_export_stamps_an_earlier_student_file_anew_for_another_release(tmp_path, tiny_v2_checkpoint, game_boards):
+    """A shipped student re-exported for another checkpoint is the same function, made for that checkpoint only."""
+    from bgnet.trainer.export import main
+
+    first = tmp_path / "first.npz"
+    assert main(["student", str(tiny_v2_checkpoint), str(RELEASE), str(first)]) == 0
+    other_release = tmp_path / "other.pt"
+    other_release.write_bytes(RELEASE.read_bytes() + b"\0")  # another file: another digest
+    again = tmp_path / "again.npz"
+    assert main(["student", str(first), str(other_release), str(again)]) == 0
+    old, new = load_companion_net(RELEASE, "student", [first]), load_companion_net(other_release, "student", [again])
+    assert old is not None and new is not None and load_companion_net(RELEASE, "student", [again]) is None
+    boards = game_boards(50, 3)
+    assert np.array_equal(old.probs_of_boards(boards), new.probs_of_boards(boards))
+    pruning_file = tmp_path / "p.npz"
+    write_companion_net(pruning_file, _layers(8, 246), "relu", RELEASE, "pruning", 2)
+    assert main(["student", str(pruning_file), str(other_release), str(tmp_path / "z.npz")]) == 2
+    assert not (tmp_path / "z.npz").exists()

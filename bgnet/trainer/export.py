@@ -1,6 +1,7 @@
 """``python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt``: a small release checkpoint (weights and metadata only);
 ``python -m bgnet.trainer.export student STUDENT.pt RELEASE.pt OUT.npz``: a student distilled from a release, as the
-companion net that ships beside it (``checkpoints/student.npz``, ``bgnet.nets.companion``)."""
+companion net that ships beside it (``checkpoints/student.npz``, ``bgnet.nets.companion``). ``STUDENT`` may also be
+an earlier release's shipped ``student.npz``, stamped anew for a release that plays like the one it was made for."""
 
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ def export_student(student: str, release: str, out: str) -> None:
 
     if not Path(release).is_file():
         raise CheckpointError(f"release checkpoint {release!r} does not exist")
+    if student.endswith(".npz"):
+        from bgnet.nets.companion import read_companion_net
+
+        found = read_companion_net(student, "student")
+        if found is None:
+            raise CheckpointError(f"{student!r} is not a student net file (bgnet.nets.companion)")
+        old = found[0]
+        layers = [(w.T, b) for w, b in old.layers]  # NumpyNet keeps (in, out) weights; the file holds (out, in)
+        write_companion_net(out, layers, old.activation, release, "student", old.feature_version)
+        return
     nets = load_netset(student).nets
     if len(nets) != 1:
         raise CheckpointError(f"checkpoint {student!r} holds nets by kind; a student is one net")
@@ -38,7 +49,7 @@ def export_student(student: str, release: str, out: str) -> None:
 
 
 USAGE = ("usage: python -m bgnet.trainer.export RUN_CHECKPOINT OUT.pt\n"
-         "       python -m bgnet.trainer.export student STUDENT.pt RELEASE.pt OUT.npz")
+         "       python -m bgnet.trainer.export student STUDENT.pt|STUDENT.npz RELEASE.pt OUT.npz")
 
 
 def main(argv: list[str] | None = None) -> int:
