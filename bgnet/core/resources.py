@@ -29,7 +29,7 @@ REPOSITORY_PRUNING = _PACKAGE_DIR.parent / "checkpoints" / "pruning.npz"
 
 
 PACKAGED_STUDENT = DATA_DIR / "student.npz"
-"""The released net's student (a narrower net distilled from it, ``bgnet.nets.companion``) inside an installed
+"""The released net's student (a narrower net that plays like it, ``bgnet.nets.companion``) inside an installed
 package (copied by the build)."""
 REPOSITORY_STUDENT = _PACKAGE_DIR.parent / "checkpoints" / "student.npz"
 """The same in a source checkout, beside ``bgnet.pt``."""

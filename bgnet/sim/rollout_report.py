@@ -73,7 +73,7 @@ def _play_line(s: RolloutSettings) -> str:
                  else f"; each roll's luck is judged against {ranked}"
                  + ("" if s.luck_margin is None else f" within {s.luck_margin:g} {unit}")
                  + {"pruning": ", valued by the pruning net",
-                    "student": ", valued by the net's student (a narrower net distilled from it)"}.get(s.luck_net, ""))
+                    "student": ", valued by the net's student (a narrower net that plays like it)"}.get(s.luck_net, ""))
     return play
 
 

@@ -48,7 +48,7 @@ class DistillConfig:
     """The student's shape and its fit."""
 
     hidden: tuple[int, ...] = (384, 128)
-    """Hidden widths (ReLU), narrower than the release's 768-384."""
+    """Hidden widths (ReLU), usually narrower than the release's 768-192."""
     features: int = 2
     """Feature version of the student's inputs (``bgnet.features.registry``): 1 is the cheapest to encode."""
     epochs: int = 12
