@@ -6,8 +6,8 @@ it was made for, so that it is never used with another net. Roles:
 
 * ``"pruning"``: ranks a search's replies for the release to value (``bgnet.nets.pruning``);
 * ``"student"``: a narrower net distilled from the release or one it was made to copy (``bgnet.trainer.distill``),
-  about 0.6 times its cost a position, for values that need not be the release's own: a rollout's luck (``bgnet.sim.rollout_luck``: any
-  function of the position and roll keeps the luck an exact control variate).
+  about 0.6 times its cost a position, for values that need not be the release's own: a rollout's luck
+  (``bgnet.sim.rollout_luck``: any function of the position and roll keeps the luck an exact control variate).
 
 Files written before roles existed hold a pruning net with features version 1.
 """

@@ -48,9 +48,9 @@ class RolloutSettings:
     """How those plays are ranked: "fitted" (``bgnet.nets.ranker``'s model re-ranks pubeval's best few; its top
     play is the net's own about 73% of the time, pubeval's about 67%) or "pubeval" (pubeval alone)."""
     luck_net: str = "student"
-    """Which net values those plays: "student" (the evaluator's student, ``bgnet.nets.companion``, when it carries
-    one: a narrower net distilled to play like the release, about 0.6 times its cost a position, whose luck removes as much
-    variance as the release's own: ``bench/rollout.py --only vr``; the trials are still played by the release),
+    """Which net values those plays: "student" (the evaluator's student, ``bgnet.nets.companion``, when it carries one:
+    a narrower net distilled to play like the release, about 0.6 times its cost a position, whose luck removes as
+    much variance as the release's own: ``bench/rollout.py --only vr``; the trials are still played by the release),
     "net" (the evaluator itself) or "pruning" (its pruning net, ``bgnet.nets.pruning``: about 30 times cheaper a
     position, but it removes less variance, so a rollout is about 1.6 times faster and its standard error 1.25-1.35
     times larger). Any function of the position and roll keeps the luck an exact control variate. An evaluator
