@@ -2,6 +2,6 @@
 
 import sys
 
-from bgnet.cli.main import main
+from bgnet.cli.main import program
 
-sys.exit(main())
+sys.exit(program())
