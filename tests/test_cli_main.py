@@ -58,3 +58,10 @@ def test_a_bad_command_line_leaves_the_collector_on(monkeypatch: pytest.MonkeyPa
     assert done.value.code == 2
     assert "error" in capsys.readouterr().err
     assert gc.isenabled()
+
+
+def test_main_leaves_a_callers_collector_setting_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli_main, "run_command", lambda prog, run: 0)
+    gc.disable()
+    assert cli_main.main(["moves", "4HPwATDgc/ABMA", "31"]) == 0
+    assert not gc.isenabled()

@@ -6,7 +6,8 @@ arguments and a ``run_<name>(args) -> int`` that turns them into a request of
 the answer; heavy modules (torch, the evaluator) are imported inside
 ``run_<name>`` only, so that quick commands such as ``bgnet moves`` start fast.
 A ``BgnetError`` becomes one line ``bgnet: error: ...`` on stderr and exit status
-2; any other exception is a bug and keeps its traceback.
+2; any other exception is a bug and keeps its traceback. The ``bgnet`` script and
+``python -m bgnet`` run ``program``: ``main`` with the garbage collector kept off the imports.
 """
 
 from __future__ import annotations
@@ -268,10 +269,15 @@ def _run_passthrough(command: str, rest: list[str]) -> int:
     return int(eval_main(rest, prog=f"{PROG} eval"))
 
 
+_COLLECTOR_HELD = {"off": False}
+"""Whether ``program`` has turned the garbage collector off for the imports (and ``main`` has not yet turned it on)."""
+
+
 def _collect_from_now() -> None:
     """Turn the garbage collector back on if ``program`` turned it off, leaving the objects made so far (the
-    imports') out of its sweeps."""
-    if not gc.isenabled():
+    imports') out of its sweeps; a caller's own setting is left alone."""
+    if _COLLECTOR_HELD["off"]:
+        _COLLECTOR_HELD["off"] = False
         gc.freeze()
         gc.enable()
 
@@ -297,11 +303,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def program() -> int:
     """The ``bgnet`` program: ``main`` with the garbage collector kept off the objects that live as long as the
     process (numba's and the modules'), which it would otherwise sweep while they are imported and again at exit:
-    about a quarter of a second of every command."""
+    about 0.1 s of every command (``bench/startup.py``)."""
     gc.disable()  # until the parser's imports are done (``main`` turns it back on)
+    _COLLECTOR_HELD["off"] = True
     try:
         return main()
     finally:
+        _COLLECTOR_HELD["off"] = False
         gc.enable()
         gc.freeze()  # the interpreter's exit then leaves them to the end of the process
 
