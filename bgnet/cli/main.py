@@ -269,48 +269,42 @@ def _run_passthrough(command: str, rest: list[str]) -> int:
     return int(eval_main(rest, prog=f"{PROG} eval"))
 
 
-_COLLECTOR_HELD = {"off": False}
-"""Whether ``program`` has turned the garbage collector off for the imports (and ``main`` has not yet turned it on)."""
+def _command(raw: list[str]) -> Callable[[], int]:
+    """The command ``raw`` asks for, parsed (its parser's imports done), ready to run; returns its exit status."""
+    if raw and raw[0] in PASSTHROUGH:
+        return lambda: _run_passthrough(raw[0], raw[1:])
+    args = build_parser().parse_args(raw)
 
+    def run() -> int:
+        from bgnet.core.first_run import compile_notice  # imports numba, which every subcommand's run needs
 
-def _collect_from_now() -> None:
-    """Turn the garbage collector back on if ``program`` turned it off, leaving the objects made so far (the
-    imports') out of its sweeps; a caller's own setting is left alone."""
-    if _COLLECTOR_HELD["off"]:
-        _COLLECTOR_HELD["off"] = False
-        gc.freeze()
-        gc.enable()
+        try:
+            with compile_notice(PROG):  # a cold start says that numba is compiling, on stderr
+                return run_command(PROG, lambda: args.run(args))
+        except BrokenPipeError:  # e.g. `bgnet moves ... | head`
+            sys.stderr.close()
+            return 0
+    return run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``bgnet`` with ``argv`` (default: the process arguments); returns the exit status."""
-    raw = list(sys.argv[1:] if argv is None else argv)
-    if raw and raw[0] in PASSTHROUGH:
-        _collect_from_now()
-        return _run_passthrough(raw[0], raw[1:])
-    args = build_parser().parse_args(raw)
-    _collect_from_now()
-    from bgnet.core.first_run import compile_notice  # imports numba, which every subcommand's run needs
-
-    try:
-        with compile_notice(PROG):  # a cold start says that numba is compiling, on stderr
-            return run_command(PROG, lambda: args.run(args))
-    except BrokenPipeError:  # e.g. `bgnet moves ... | head`
-        sys.stderr.close()
-        return 0
+    return _command(list(sys.argv[1:] if argv is None else argv))()
 
 
 def program() -> int:
     """The ``bgnet`` program: ``main`` with the garbage collector kept off the objects that live as long as the
     process (numba's and the modules'), which it would otherwise sweep while they are imported and again at exit:
     about 0.1 s of every command (``bench/startup.py``)."""
-    gc.disable()  # until the parser's imports are done (``main`` turns it back on)
-    _COLLECTOR_HELD["off"] = True
+    gc.disable()
     try:
-        return main()
+        command = _command(sys.argv[1:])
     finally:
-        _COLLECTOR_HELD["off"] = False
-        gc.enable()
+        gc.freeze()  # the imports' objects: kept, and left out of every sweep from now on
+        gc.enable()  # the command itself collects its garbage
+    try:
+        return command()
+    finally:
         gc.freeze()  # the interpreter's exit then leaves them to the end of the process
 
 
