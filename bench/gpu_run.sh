@@ -4,12 +4,14 @@
 # It uses the machine's python3 (its CUDA build of torch) and runs, each step under its own time limit so that the
 # whole call ends by BUDGET seconds (default 570): the move-generation benchmark; self-play with learning, the numba
 # host engine and the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a
-# step, TF32 matrix products) with a profile of where a step's time goes, then with twice the games a step
+# step, TF32 matrix products) with a profile of where a step's time goes, then (FUSED=0 skips it) with feature set 2
+# from one Triton kernel (--fused-features, bgnet.features.v2_fused) and its profile, then with twice the games a step
 # (BIG_BATCH, default 131,072: the host's launches a step are the same for any batch), then at that batch with each
 # fit's TD sweep and minibatch loop replayed from CUDA graphs (--cuda-graphs; GRAPHS=0 skips it), (COMPILE=1) with the
 # torch features
 # compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
-# the torch search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10); then, for TRAIN_MINUTES (default 0), training from the released
+# the torch search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10, each with the
+# torch features and the fused kernel); then, for TRAIN_MINUTES (default 0), training from the released
 # net with configs/gpu.toml; and last, side by side, the CUDA tests (at most TEST_SECONDS, default 240) and, with
 # the seconds left, search labels of the rounds' candidates made on the GPU (bench/device_labels.py, LABEL_PLY=1,
 # LABEL_PART candidates a part, LABEL_PRECISION=highest or high for TF32, LABEL_TOP=10 for the release's kind of
@@ -54,6 +56,10 @@ step 45 movegen_torch.json $PY bench/movegen_torch.py --json
 step 75 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
 step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --profile-table "$WORK/profile.txt"
+if [[ "${FUSED:-1}" == 1 ]]; then  # feature set 2 from one Triton kernel, against the torch ops just above
+    step 100 selfplay_device_fused.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+        --fused-features --profile-table "$WORK/profile_fused.txt"
+fi
 step 90 selfplay_device_big.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --batch "${BIG_BATCH:-131072}"
 if [[ "${GRAPHS:-1}" == 1 ]]; then  # the fits' loops from CUDA graphs, against the big batch's eager fits above
@@ -68,7 +74,8 @@ if [[ "${FP32:-0}" == 1 ]]; then  # opt in: measured in the third run (0.95x the
     step 80 selfplay_device_fp32.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --matmul-precision highest
 fi
-step 130 labels.txt $PY bench/labels.py --positions 200 --tops 10 --device cuda --device-scale 30 --tf32
+step 150 labels.txt $PY bench/labels.py --positions 200 --tops 10 --device cuda --device-scale 30 --tf32 \
+    --fused-features
 if ((TRAIN_MINUTES > 0)); then
     step $((TRAIN_MINUTES * 60)) train.txt $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
         --out "$WORK/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005
@@ -95,7 +102,8 @@ def load(name):
 tests = [line for line in ((work / "pytest_cuda.txt").read_text().splitlines() if (work / "pytest_cuda.txt").exists()
                            else []) if re.search(r"(passed|failed|error|deselected).* in [0-9.]+s", line)]
 print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
-                                                          "selfplay_device_big", "selfplay_device_graphs",
+                                                          "selfplay_device_fused", "selfplay_device_big",
+                                                          "selfplay_device_graphs",
                                                           "selfplay_device_compiled", "selfplay_device_fp32",
                                                           "device_labels")}
                  | {"cuda_tests": tests}, indent=1))

@@ -2,7 +2,7 @@
 
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
                              [--compare-bearoff] [--engine host|device] [--history PLIES] [--profile-table FILE]
-                             [--matmul-precision highest|high|medium] [--compile-features]
+                             [--matmul-precision highest|high|medium] [--compile-features] [--fused-features]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
@@ -15,11 +15,14 @@ TD targets and fits all on the device (the config's feature set must have a torc
 a fit every ``ceil(train_batch / batch_games)`` steps; on CUDA it also counts the
 synchronisations of a steady step (all in the move generator's ``nonzero`` and masks), and on any device the
 torch ops a steady step dispatches, one fit included (the host's share of a GPU step).
+``--fused-features`` encodes feature set 2 with one Triton kernel (``bgnet.features.v2_fused``) instead of the
+torch ops, everywhere on the device (self-play, TD targets, fits).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import warnings
 import sys
@@ -134,6 +137,14 @@ def compile_torch_features() -> None:
 
     encoding_torch.encode_torch = torch.compile(encoding_torch.encode_torch, dynamic=True)
     v2_torch.encode_v2_torch = torch.compile(v2_torch.encode_v2_torch, dynamic=True)
+
+
+def fuse_torch_features() -> None:
+    """Make feature set 2's torch twin the fused Triton kernel for this process (same features, bit for bit)."""
+    from bgnet.features.registry import FEATURE_SETS
+    from bgnet.features.v2_fused import TORCH_ENCODER
+
+    FEATURE_SETS[2] = dataclasses.replace(FEATURE_SETS[2], torch_encoder=TORCH_ENCODER)
 
 
 def _wait(dev: torch.device) -> None:
@@ -255,16 +266,21 @@ def bench() -> int:
     ap.add_argument("--compile-features", action="store_true",
                     help="device engine: the torch features compiled by torch.compile (fused kernels; the warm-up "
                          "includes the compilation)")
+    ap.add_argument("--fused-features", action="store_true",
+                    help="device engine: feature set 2 from one Triton kernel (bgnet.features.v2_fused) instead of "
+                         "the torch ops")
     args = ap.parse_args()
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     if args.compile_features:
         compile_torch_features()
+    if args.fused_features:
+        fuse_torch_features()
     runs = []
 
     def run(config: str, name: str) -> dict:
         if args.engine == "device":
-            return measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table,
-                                  args.matmul_precision, args.cuda_graphs)
+            return {**measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table,
+                                     args.matmul_precision, args.cuda_graphs), "fused_features": args.fused_features}
         return measure(config, name, args.seconds, args.batch)
 
     if device is None or device.type == "cpu":

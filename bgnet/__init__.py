@@ -158,6 +158,7 @@ if TYPE_CHECKING:
     from bgnet.sim.selfplay import SelfPlayStateError
     from bgnet.sim.duel_luck import DuelLuckError
     from bgnet.nets.bf16net import Bf16NetError
+    from bgnet.features.v2_fused import FusedFeaturesError
 
 _LAZY = {
     "load_agent": "bgnet.play.agents", "BaseAgent": "bgnet.play.agents", "AgentSpecError": "bgnet.play.agents",
@@ -182,7 +183,7 @@ _LAZY = {
     "ModelError": "bgnet.nets.model", "NumpyNetError": "bgnet.nets.fastnet", "PubevalWeightsError": "bgnet.nets.pubeval",
     "PruningError": "bgnet.nets.pruning", "CompanionError": "bgnet.nets.companion", "DistillError": "bgnet.trainer.distill",
     "DuelSpecError": "bgnet.sim.runner", "DuelLuckError": "bgnet.sim.duel_luck", "Bf16NetError": "bgnet.nets.bf16net",
-    "EncodeOutputError": "bgnet.features.registry",
+    "EncodeOutputError": "bgnet.features.registry", "FusedFeaturesError": "bgnet.features.v2_fused",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -196,7 +197,8 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "MatchFileError", "RolloutError", "RankerError", "AgentPlayError", "FitError", "RoundsError",
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
                  "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "CompanionError",
-                 "DistillError", "DuelSpecError", "DuelLuckError", "Bf16NetError", "EncodeOutputError")
+                 "DistillError", "DuelSpecError", "DuelLuckError", "Bf16NetError", "EncodeOutputError",
+                 "FusedFeaturesError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [

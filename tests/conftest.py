@@ -16,6 +16,14 @@ if not os.environ.get("BGNET_CACHE"):
     os.environ["BGNET_CACHE"] = tempfile.mkdtemp(prefix="bgnet-test-cache-")
     atexit.register(shutil.rmtree, os.environ["BGNET_CACHE"], ignore_errors=True)
 
+# Without a CUDA GPU, Triton kernels (bgnet.features.v2_fused) run in Triton's interpreter on CPU tensors; Triton
+# reads this when it is imported, so it is set before any test imports it.
+if "TRITON_INTERPRET" not in os.environ:
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+
 
 @pytest.fixture(scope="session")
 def net():
