@@ -1,7 +1,7 @@
 """Bytes a device self-play step moves, op by op, counted on the CPU: where a GPU step's time goes, without a GPU.
 
-    python bench/device_traffic.py [--batch 4096] [--steps 4] [--top 25] [--json]
-    python bench/device_traffic.py --labels 16 [--ply 2] [--label-top 10]
+    python bench/device_traffic.py [--batch 4096] [--steps 4] [--top 25] [--json] [--fused-features]
+    python bench/device_traffic.py --labels 16 [--ply 2] [--label-top 10] [--fused-features]
 
 Plays ``DeviceTrainer`` steps as configs/gpu.toml sets them (the release's architecture,
 features version 2), with ``train_batch`` scaled so that a fit comes every 4 steps as it
@@ -13,7 +13,10 @@ bytes (a row ``cumsum``, a ``cat`` along rows), which the profile of a GPU run s
 Figures are per step, scaled to 65,536 games (linear in the batch). With ``--labels N`` it counts
 instead the torch search's labels of N positions of the release's self-play (``label_boards_torch``, the
 released NetSet with its bear-off database, ``--ply`` plies, the last level among pubeval's best
-``--label-top``: the rounds' 2-ply labels by default), in MB a label.
+``--label-top``: the rounds' 2-ply labels by default), in MB a label. ``--fused-features`` counts feature set 2 as
+the fused Triton kernel (``bgnet.features.v2_fused``) moves it: one op a call that reads each board's 26 bytes and
+writes its 246 float32 inputs (its escape and run tables, 16 MiB and 48 KiB, stay in a GPU's L2 cache and are left
+out); the values come from the torch ops, uncounted (the kernel's are the same bits).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bgnet.features import v2_torch  # noqa: E402
 from bgnet.nets.model import BgNet, ModelConfig, load_netset  # noqa: E402
 from bgnet.nets.pruning import load_exact_evaluator  # noqa: E402
 from bgnet.play.search_torch import label_boards_torch  # noqa: E402
@@ -73,6 +77,28 @@ class Traffic(TorchDispatchMode):
             self.bytes[site] += _bytes(args) + _bytes(list((kwargs or {}).values())) + _bytes(out)
             self.ops[site] += 1
         return out
+
+
+FUSED_SITE = "features/v2_fused.py:kernel"
+"""Where ``--fused-features`` books the fused kernel's bytes."""
+
+
+def count_features_as_fused() -> None:
+    """Make feature set 2's torch encoder count as the fused kernel: the torch ops run outside the count, and the
+    kernel's reads and writes are booked to ``FUSED_SITE`` in the counting mode that is active."""
+    from torch.utils._python_dispatch import _disable_current_modes, _get_current_dispatch_mode_stack
+
+    torch_ops = v2_torch.encode_v2_torch
+
+    def encode(boards: torch.Tensor) -> torch.Tensor:
+        counting = [m for m in _get_current_dispatch_mode_stack() if isinstance(m, Traffic)]
+        with _disable_current_modes():
+            out = torch_ops(boards)
+        for traffic in counting:
+            traffic.bytes[FUSED_SITE] += _bytes(boards) + _bytes(out)
+            traffic.ops[FUSED_SITE] += 1
+        return out
+    v2_torch.encode_v2_torch = encode  # the registry looks its torch encoder up by name at each use
 
 
 def _shares(traffic: Traffic, scale: float, per: int) -> dict[str, Any]:
@@ -138,12 +164,16 @@ def main() -> int:
     ap.add_argument("--ply", type=int, default=2, help="with --labels: the search's depth (1 or 2)")
     ap.add_argument("--label-top", type=int, default=10,
                     help="with --labels: the last level among pubeval's best K plays a roll (0: every play)")
+    ap.add_argument("--fused-features", action="store_true",
+                    help="count feature set 2 as the fused Triton kernel moves it (bgnet.features.v2_fused)")
     args = ap.parse_args()
     if min(args.batch, args.steps, args.top) < 1:
         ap.error("--batch, --steps and --top must be at least 1")
     if args.labels < 0 or args.ply not in (1, 2) or args.label_top < 0:
         ap.error("--labels must be 0 or more, --ply 1 or 2 and --label-top 0 or more")
     torch.set_num_threads(1)
+    if args.fused_features:
+        count_features_as_fused()
     if args.labels:
         r = measure_labels(args.labels, args.ply, args.label_top)
         _report(r, f"{r['mb_per_label']:.1f} MB a label ({r['ops_per_label']:.0f} ops a label; {args.labels} "
