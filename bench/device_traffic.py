@@ -1,7 +1,7 @@
 """Bytes a device self-play step moves, op by op, counted on the CPU: where a GPU step's time goes, without a GPU.
 
-    python bench/device_traffic.py [--batch 4096] [--steps 4] [--top 25] [--json] [--fused-features]
-    python bench/device_traffic.py --labels 16 [--ply 2] [--label-top 10] [--fused-features]
+    python bench/device_traffic.py [--batch 4096] [--steps 4] [--top 25] [--json] [--fused-features] [--fused-bearoff]
+    python bench/device_traffic.py --labels 16 [--ply 2] [--label-top 10] [--fused-features] [--fused-bearoff]
 
 Plays ``DeviceTrainer`` steps as configs/gpu.toml sets them (the release's architecture,
 features version 2), with ``train_batch`` scaled so that a fit comes every 4 steps as it
@@ -16,7 +16,10 @@ released NetSet with its bear-off database, ``--ply`` plies, the last level amon
 ``--label-top``: the rounds' 2-ply labels by default), in MB a label. ``--fused-features`` counts feature set 2 as
 the fused Triton kernel (``bgnet.features.v2_fused``) moves it: one op a call that reads each board's 26 bytes and
 writes its 246 float32 inputs (its escape and run tables, 16 MiB and 48 KiB, stay in a GPU's L2 cache and are left
-out); the values come from the torch ops, uncounted (the kernel's are the same bits).
+out); the values come from the torch ops, uncounted (the kernel's are the same bits). ``--fused-bearoff`` counts the
+bear-off lookups as ``bgnet.nets.bearoff_fused`` moves them: each board's 26 bytes in, its mask and five float64
+chances out, and the tables' rows it reads for the pure bear-offs only (five of 32 float64 for a race, one for the
+two-sided table).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bgnet.features import v2_torch  # noqa: E402
+from bgnet.nets.bearoff_torch import DeviceBearoff  # noqa: E402
 from bgnet.nets.model import BgNet, ModelConfig, load_netset  # noqa: E402
 from bgnet.nets.pruning import load_exact_evaluator  # noqa: E402
 from bgnet.play.search_torch import label_boards_torch  # noqa: E402
@@ -99,6 +103,31 @@ def count_features_as_fused() -> None:
             traffic.ops[FUSED_SITE] += 1
         return out
     v2_torch.encode_v2_torch = encode  # the registry looks its torch encoder up by name at each use
+
+
+BEAROFF_SITE = "nets/bearoff_fused.py:kernel"
+"""Where ``--fused-bearoff`` books the fused lookup's bytes."""
+
+
+def count_bearoff_as_fused() -> None:
+    """Make ``DeviceBearoff.probs`` count as the fused lookup: the torch ops run outside the count, and the kernel's
+    reads and writes are booked to ``BEAROFF_SITE``."""
+    from torch.utils._python_dispatch import _disable_current_modes, _get_current_dispatch_mode_stack
+
+    torch_ops = DeviceBearoff.probs
+
+    def probs(self: DeviceBearoff, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        counting = [m for m in _get_current_dispatch_mode_stack() if isinstance(m, Traffic)]
+        with _disable_current_modes():
+            mask, out = torch_ops(self, boards)
+            code = self.classify(boards)[0]
+            races, two_sided = int((code == 1).sum()), int((code == 2).sum())
+        for traffic in counting:
+            traffic.bytes[BEAROFF_SITE] += (_bytes(boards) + _bytes(mask) + _bytes(out)
+                                            + races * 5 * self.rolls.shape[1] * 8 + two_sided * 8)
+            traffic.ops[BEAROFF_SITE] += 1
+        return mask, out
+    DeviceBearoff.probs = probs  # type: ignore[method-assign]
 
 
 def _shares(traffic: Traffic, scale: float, per: int) -> dict[str, Any]:
@@ -166,6 +195,8 @@ def main() -> int:
                     help="with --labels: the last level among pubeval's best K plays a roll (0: every play)")
     ap.add_argument("--fused-features", action="store_true",
                     help="count feature set 2 as the fused Triton kernel moves it (bgnet.features.v2_fused)")
+    ap.add_argument("--fused-bearoff", action="store_true",
+                    help="count the bear-off lookups as the fused Triton kernel moves them (bgnet.nets.bearoff_fused)")
     args = ap.parse_args()
     if min(args.batch, args.steps, args.top) < 1:
         ap.error("--batch, --steps and --top must be at least 1")
@@ -174,6 +205,8 @@ def main() -> int:
     torch.set_num_threads(1)
     if args.fused_features:
         count_features_as_fused()
+    if args.fused_bearoff:
+        count_bearoff_as_fused()
     if args.labels:
         r = measure_labels(args.labels, args.ply, args.label_top)
         _report(r, f"{r['mb_per_label']:.1f} MB a label ({r['ops_per_label']:.0f} ops a label; {args.labels} "

@@ -5,11 +5,11 @@
 # whole call ends by BUDGET seconds (default 570): the move-generation benchmark; self-play with learning, the numba
 # host engine and the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a
 # step, TF32 matrix products) with a profile of where a step's time goes, then (FUSED=0 skips it) with feature set 2
-# from one Triton kernel (--fused-features, bgnet.features.v2_fused) and its profile, then with twice the games a step
+# from one Triton kernel (--fused-features, bgnet.features.v2_fused) and its profile, and with the bear-off lookups
+# fused too (--fused-bearoff, bgnet.nets.bearoff_fused), then with twice the games a step
 # (BIG_BATCH, default 131,072: the host's launches a step are the same for any batch), then at that batch with each
-# fit's TD sweep and minibatch loop replayed from CUDA graphs (--cuda-graphs; GRAPHS=0 skips it), (COMPILE=1) with the
-# torch features
-# compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
+# fit's TD sweep and minibatch loop replayed from CUDA graphs (--cuda-graphs; GRAPHS=1 asks for it: 1% in the fifth
+# run), (COMPILE=1) with the torch features compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
 # the torch search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10, each with the
 # torch features and the fused kernel); then, for TRAIN_MINUTES (default 0), training from the released
 # net with configs/gpu.toml; and last, side by side, the CUDA tests (at most TEST_SECONDS, default 240) and, with
@@ -59,10 +59,13 @@ step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 
 if [[ "${FUSED:-1}" == 1 ]]; then  # feature set 2 from one Triton kernel, against the torch ops just above
     step 100 selfplay_device_fused.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --fused-features --profile-table "$WORK/profile_fused.txt"
+    # and the bear-off lookups too (bgnet.nets.bearoff_fused)
+    step 100 selfplay_device_fused_all.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+        --fused-features --fused-bearoff --profile-table "$WORK/profile_fused_all.txt"
 fi
 step 90 selfplay_device_big.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --batch "${BIG_BATCH:-131072}"
-if [[ "${GRAPHS:-1}" == 1 ]]; then  # the fits' loops from CUDA graphs, against the big batch's eager fits above
+if [[ "${GRAPHS:-0}" == 1 ]]; then  # opt in, the fits' loops from CUDA graphs, against the big batch's eager fits above
     step 90 selfplay_device_graphs.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --batch "${BIG_BATCH:-131072}" --cuda-graphs
 fi
@@ -102,7 +105,8 @@ def load(name):
 tests = [line for line in ((work / "pytest_cuda.txt").read_text().splitlines() if (work / "pytest_cuda.txt").exists()
                            else []) if re.search(r"(passed|failed|error|deselected).* in [0-9.]+s", line)]
 print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
-                                                          "selfplay_device_fused", "selfplay_device_big",
+                                                          "selfplay_device_fused", "selfplay_device_fused_all",
+                                                          "selfplay_device_big",
                                                           "selfplay_device_graphs",
                                                           "selfplay_device_compiled", "selfplay_device_fp32",
                                                           "device_labels")}

@@ -37,7 +37,7 @@ import torch  # noqa: E402
 from bgnet.cli.parser import run_command  # noqa: E402
 from bgnet.features.registry import FEATURE_SETS  # noqa: E402
 from bgnet.nets.bf16net import PRECISIONS  # noqa: E402
-from bgnet.nets.model import net_from_checkpoint, read_checkpoint  # noqa: E402
+from bgnet.nets.model import BgNet, net_from_checkpoint, read_checkpoint  # noqa: E402
 from bgnet.core.probs import equities  # noqa: E402
 from bgnet.trainer.labels import evaluate_pruned  # noqa: E402
 from bgnet.play.search import evaluate_boards  # noqa: E402
@@ -58,7 +58,7 @@ def timed(label: Callable[[np.ndarray], np.ndarray], boards: np.ndarray) -> tupl
     return equities(probs.astype(np.float32)), (time.perf_counter() - t) * 1000 / len(boards)
 
 
-def device_rows(net: torch.nn.Module, fn: Callable[[np.ndarray], np.ndarray], boards: np.ndarray,
+def device_rows(net: BgNet, fn: Callable[[np.ndarray], np.ndarray], boards: np.ndarray,
                 device: torch.device, scale: int, batch: int | None, tf32: bool = False,
                 tops: tuple[int, ...] = (), fused: bool = False) -> None:
     """Print labels a second of the numba search (one core) and the torch search on ``device`` at 1 and 2 plies

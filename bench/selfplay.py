@@ -3,6 +3,7 @@
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
                              [--compare-bearoff] [--engine host|device] [--history PLIES] [--profile-table FILE]
                              [--matmul-precision highest|high|medium] [--compile-features] [--fused-features]
+                             [--fused-bearoff]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
@@ -16,7 +17,8 @@ a fit every ``ceil(train_batch / batch_games)`` steps; on CUDA it also counts th
 synchronisations of a steady step (all in the move generator's ``nonzero`` and masks), and on any device the
 torch ops a steady step dispatches, one fit included (the host's share of a GPU step).
 ``--fused-features`` encodes feature set 2 with one Triton kernel (``bgnet.features.v2_fused``) instead of the
-torch ops, everywhere on the device (self-play, TD targets, fits).
+torch ops, everywhere on the device (self-play, TD targets, fits); ``--fused-bearoff`` looks pure bear-offs up in
+the database with one Triton kernel (``bgnet.nets.bearoff_fused``) instead of ``DeviceBearoff.probs``' torch ops.
 """
 
 from __future__ import annotations
@@ -147,6 +149,14 @@ def fuse_torch_features() -> None:
     FEATURE_SETS[2] = dataclasses.replace(FEATURE_SETS[2], torch_encoder=TORCH_ENCODER)
 
 
+def fuse_bearoff() -> None:
+    """Make ``DeviceBearoff.probs`` the fused Triton lookup for this process (same chances, bit for bit)."""
+    from bgnet.nets.bearoff_fused import bearoff_probs_fused
+    from bgnet.nets.bearoff_torch import DeviceBearoff
+
+    DeviceBearoff.probs = bearoff_probs_fused  # type: ignore[method-assign,assignment]
+
+
 def _wait(dev: torch.device) -> None:
     """Let the device finish its queued work (a GPU runs behind the Python loop)."""
     if dev.type == "cuda":
@@ -269,18 +279,23 @@ def bench() -> int:
     ap.add_argument("--fused-features", action="store_true",
                     help="device engine: feature set 2 from one Triton kernel (bgnet.features.v2_fused) instead of "
                          "the torch ops")
+    ap.add_argument("--fused-bearoff", action="store_true",
+                    help="device engine: pure bear-offs looked up with one Triton kernel (bgnet.nets.bearoff_fused)")
     args = ap.parse_args()
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     if args.compile_features:
         compile_torch_features()
     if args.fused_features:
         fuse_torch_features()
+    if args.fused_bearoff:
+        fuse_bearoff()
     runs = []
 
     def run(config: str, name: str) -> dict:
         if args.engine == "device":
             return {**measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table,
-                                     args.matmul_precision, args.cuda_graphs), "fused_features": args.fused_features}
+                                     args.matmul_precision, args.cuda_graphs), "fused_features": args.fused_features,
+                    "fused_bearoff": args.fused_bearoff}
         return measure(config, name, args.seconds, args.batch)
 
     if device is None or device.type == "cpu":

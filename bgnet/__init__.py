@@ -159,6 +159,7 @@ if TYPE_CHECKING:
     from bgnet.sim.duel_luck import DuelLuckError
     from bgnet.nets.bf16net import Bf16NetError
     from bgnet.features.v2_fused import FusedFeaturesError
+    from bgnet.nets.bearoff_fused import FusedBearoffError
 
 _LAZY = {
     "load_agent": "bgnet.play.agents", "BaseAgent": "bgnet.play.agents", "AgentSpecError": "bgnet.play.agents",
@@ -184,6 +185,7 @@ _LAZY = {
     "PruningError": "bgnet.nets.pruning", "CompanionError": "bgnet.nets.companion", "DistillError": "bgnet.trainer.distill",
     "DuelSpecError": "bgnet.sim.runner", "DuelLuckError": "bgnet.sim.duel_luck", "Bf16NetError": "bgnet.nets.bf16net",
     "EncodeOutputError": "bgnet.features.registry", "FusedFeaturesError": "bgnet.features.v2_fused",
+    "FusedBearoffError": "bgnet.nets.bearoff_fused",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -198,7 +200,7 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
                  "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "CompanionError",
                  "DistillError", "DuelSpecError", "DuelLuckError", "Bf16NetError", "EncodeOutputError",
-                 "FusedFeaturesError")
+                 "FusedFeaturesError", "FusedBearoffError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [
