@@ -28,6 +28,8 @@ except ImportError:  # torch's CPU builds come without Triton: bearoff_probs_fus
 
 BLOCK = 32
 """Boards a program looks up."""
+COMPILE_OPTIONS: dict[str, bool] = {"enable_fp_fusion": False}
+"""The kernel's compiler options: no fused multiply-adds, which would round the race sums' terms differently."""
 
 
 class FusedBearoffError(BgnetError):
@@ -125,5 +127,5 @@ def bearoff_probs_fused(tables: DeviceBearoff, boards: torch.Tensor,
         _lookup_kernel[(triton.cdiv(n, block),)](
             boards, mask, probs, tables.binom, tables.rolls, tables.not_done_before, tables.not_first_before,
             tables.not_first_by, tables.win, n, FULL=FULL_START, TWO=N_TWO_SIDED, TWO_CHECKERS=TWO_SIDED_CHECKERS,
-            ROLLS=MAX_ROLLS, BLOCK=block, enable_fp_fusion=False)
+            ROLLS=MAX_ROLLS, BLOCK=block, **COMPILE_OPTIONS)
     return mask.bool(), probs
