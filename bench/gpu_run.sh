@@ -2,22 +2,22 @@
 # The one prepared call for a lent GPU machine (docs/TRAINING.md, "On a GPU"): from the repository root,
 #   bash bench/gpu_run.sh            (everything goes under $OUT, default runs/gpu_run)
 # It uses the machine's python3 (its CUDA build of torch) and runs, each step under its own time limit so that the
-# whole call ends by BUDGET seconds (default 570): the move-generation benchmark; self-play with learning, the numba
-# host engine and the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a
-# step, TF32 matrix products) with a profile of where a step's time goes, then (FUSED=0 skips it) with feature set 2
-# from one Triton kernel (--fused-features, bgnet.features.v2_fused) and its profile, and with the bear-off lookups
-# fused too (--fused-bearoff, bgnet.nets.bearoff_fused), then with twice the games a step
-# (BIG_BATCH, default 131,072: the host's launches a step are the same for any batch), then at that batch with each
-# fit's TD sweep and minibatch loop replayed from CUDA graphs (--cuda-graphs; GRAPHS=1 asks for it: 1% in the fifth
-# run), (COMPILE=1) with the torch features compiled by torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against
-# the torch search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10, each with the
-# torch features and the fused kernel); then, for TRAIN_MINUTES (default 0), training from the released
-# net with configs/gpu.toml; and last, side by side, the CUDA tests (at most TEST_SECONDS, default 240) and, with
-# the seconds left, search labels of the rounds' candidates made on the GPU (bench/device_labels.py, LABEL_PLY=1,
+# whole call ends by BUDGET seconds (default 570): first the CUDA tests of the fused Triton kernels (FUSED=0 skips
+# them and their rows); (MOVEGEN=1) the move-generation benchmark; self-play with learning, the numba host engine and
+# the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a step, TF32 matrix
+# products) with a profile of where a step's time goes, then with feature set 2 from one Triton kernel
+# (--fused-features, bgnet.features.v2_fused) and with the bear-off lookups fused too (--fused-bearoff,
+# bgnet.nets.bearoff_fused), each with its profile; (BIG=1) with twice the games a step (BIG_BATCH, default 131,072:
+# the host's launches a step are the same for any batch), (GRAPHS=1) at that batch with each fit's TD sweep and
+# minibatch loop replayed from CUDA graphs (1% in the fifth run), (COMPILE=1) with the torch features compiled by
+# torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against the torch
+# search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10, each with the torch
+# features and the fused kernel); then, for TRAIN_MINUTES (default 0), training from the released net with
+# configs/gpu.toml; and last, side by side, the other CUDA tests (at most TEST_SECONDS, default 240) and, with the
+# seconds left, search labels of the rounds' candidates made on the GPU (bench/device_labels.py, LABEL_PLY=1,
 # LABEL_PART candidates a part, LABEL_PRECISION=highest or high for TF32, LABEL_TOP=10 for the release's kind of
-# 2-ply labels). The tests go last so that they slow no
-# benchmark. The device tool brings back at most 8 files of 16 MiB: the logs and figures go into one logs.tgz
-# (figures.json beside it), the labels into labels_KKK.npz parts.
+# 2-ply labels). Those tests go last so that they slow no benchmark. The device tool brings back at most 8 files
+# of 16 MiB: the logs and figures go into one logs.tgz (figures.json beside it), the labels into labels_KKK.npz parts.
 set -uo pipefail
 OUT="${OUT:-runs/gpu_run}"
 TRAIN_MINUTES="${TRAIN_MINUTES:-0}"
@@ -52,7 +52,15 @@ log "machine"
     | grep -i -E "^(torch|numba|numpy|pytest|tensorboard|gnubg) ";
   $PY -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.get_device_name(0))"; } \
     > "$WORK/machine.txt" 2>&1
-step 45 movegen_torch.json $PY bench/movegen_torch.py --json
+# The fused kernels' CUDA tests first (compiled for this GPU, equal to the numba kernels, the same games): the
+# fused rows below mean nothing without them.
+FUSED_TESTS="tests/test_features_v2_fused.py tests/test_bearoff_fused.py"
+if [[ "${FUSED:-1}" == 1 ]]; then
+    step 120 pytest_fused.txt $PY -m pytest -q -m cuda $FUSED_TESTS -p no:cacheprovider --durations=5
+fi
+if [[ "${MOVEGEN:-0}" == 1 ]]; then  # opt in: 129-137 M afterstates/s in the fourth and fifth runs
+    step 45 movegen_torch.json $PY bench/movegen_torch.py --json
+fi
 step 75 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
 step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --profile-table "$WORK/profile.txt"
@@ -63,8 +71,10 @@ if [[ "${FUSED:-1}" == 1 ]]; then  # feature set 2 from one Triton kernel, again
     step 100 selfplay_device_fused_all.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --fused-features --fused-bearoff --profile-table "$WORK/profile_fused_all.txt"
 fi
-step 90 selfplay_device_big.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
-    --batch "${BIG_BATCH:-131072}"
+if [[ "${BIG:-0}" == 1 ]]; then  # opt in: twice the games a step (the launches a step are the same)
+    step 90 selfplay_device_big.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
+        --batch "${BIG_BATCH:-131072}"
+fi
 if [[ "${GRAPHS:-0}" == 1 ]]; then  # opt in, the fits' loops from CUDA graphs, against the big batch's eager fits above
     step 90 selfplay_device_graphs.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
         --batch "${BIG_BATCH:-131072}" --cuda-graphs
@@ -85,7 +95,7 @@ if ((TRAIN_MINUTES > 0)); then
 fi
 # The CUDA-graph tests in a second process: a graph that went wrong can leave its CUDA context unusable.
 step "$TEST_SECONDS" pytest_cuda.txt bash -c "$PY -m pytest -q -m 'cuda and not cuda_graphs' -p no:cacheprovider \
-    --durations=10; $PY -m pytest -q -m cuda_graphs -p no:cacheprovider" &
+    --durations=10 $(printf -- '--ignore=%s ' $FUSED_TESTS); $PY -m pytest -q -m cuda_graphs -p no:cacheprovider" &
 tests=$!
 room=$(($(left) - 40))
 if ((room >= 60)); then
@@ -102,8 +112,9 @@ def load(name):
         return json.loads((work / name).read_text())
     except (OSError, ValueError):
         return None
-tests = [line for line in ((work / "pytest_cuda.txt").read_text().splitlines() if (work / "pytest_cuda.txt").exists()
-                           else []) if re.search(r"(passed|failed|error|deselected).* in [0-9.]+s", line)]
+tests = [line for name in ("pytest_fused.txt", "pytest_cuda.txt") if (work / name).exists()
+         for line in (work / name).read_text().splitlines()
+         if re.search(r"(passed|failed|error|deselected).* in [0-9.]+s", line)]
 print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
                                                           "selfplay_device_fused", "selfplay_device_fused_all",
                                                           "selfplay_device_big",
