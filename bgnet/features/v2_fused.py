@@ -1,8 +1,8 @@
 """Feature set 2 in one Triton kernel: each board read once (26 bytes), its 246 inputs written once.
 
-``bgnet.features.v2_torch`` computes the same inputs with about 200 whole-batch torch ops, each a pass over
-memory on a GPU: a third of a device self-play step's bytes (docs/BENCHMARKS.md, "A device self-play step's
-memory traffic halved"). Here a program holds ``BLOCK`` boards as (BLOCK, 32) tiles, one column a point, and
+``bgnet.features.v2_torch`` computes the same inputs with a few hundred whole-batch torch ops, each a pass over
+memory on a GPU: half of a device self-play step's bytes (docs/BENCHMARKS.md, "Feature set 2 in one Triton
+kernel"). Here a program holds ``BLOCK`` boards as (BLOCK, 32) tiles, one column a point, and
 every input is a sum, maximum or minimum along the points of a tile, or a bit operation on a side's points held
 as one int32. The integers are the torch twin's and every ratio is one correctly rounded float32 division
 (``div_rn``), so the features are equal bit for bit (tested on CUDA, and on the CPU in Triton's interpreter:
@@ -39,22 +39,22 @@ class FusedFeaturesError(BgnetError):
 
 if triton is not None:
     @triton.jit
-    def _bits(flag, p):  # type: ignore[no-untyped-def]
+    def _bits(flag, p):
         """(B,) int32: bit p set where the tile ``flag`` (B, 32) is true in column p."""
         return tl.sum(tl.where(flag, 1 << p, 0), axis=1)
 
     @triton.jit
-    def _column(x, p, k: tl.constexpr):  # type: ignore[no-untyped-def]
+    def _column(x, p, k: tl.constexpr):
         """(B,) column ``k`` of the tile ``x``."""
         return tl.sum(tl.where(p == k, x, 0), axis=1)
 
     @triton.jit
-    def _high_bit(x):  # type: ignore[no-untyped-def]
+    def _high_bit(x):
         """Index of the highest set bit of each ``x`` (0 for 0), from its float32 exponent (``high_bit_torch``)."""
         return tl.maximum((x.to(tl.float32).to(tl.int32, bitcast=True) >> 23) - 127, 0)
 
     @triton.jit
-    def _set1_side(out_row, ok, c, r_other, p, runs_ptr, raw: tl.constexpr, structure: tl.constexpr):  # type: ignore[no-untyped-def]
+    def _set1_side(out_row, ok, c, r_other, p, runs_ptr, raw: tl.constexpr, structure: tl.constexpr):
         """A side's 98 raw inputs (from column ``raw``) and 7 structure inputs (from ``structure``) of set 1: counts
         ``c`` by its own point (bar 25), ``r_other`` the other side's counts on its points."""
         pts = (p >= 1) & (p <= 24)
@@ -95,7 +95,7 @@ if triton is not None:
         tl.store(s + 6, tl.div_rn(blocked.to(tl.float32), 6.0), mask=ok)
 
     @triton.jit
-    def _shots(c, o, r, p):  # type: ignore[no-untyped-def]
+    def _shots(c, o, r, p):
         """(p1, p2, pip loss) of v2's ``_shots`` for side S (counts ``c``, ``r`` = c reversed: r[t] = c[25 - t]) and
         O (counts ``o``); ``v2_torch._shots`` says how, roll by roll: bit t of a mask is S's blot on O's point t."""
         pts = (p >= 1) & (p <= 24)
@@ -136,14 +136,14 @@ if triton is not None:
         return p1, p2, loss
 
     @triton.jit
-    def _escapes(esc_ptr, held, p):  # type: ignore[no-untyped-def]
+    def _escapes(esc_ptr, held, p):
         """(B, 32) escapes (of 36) of a checker on each of its points p = 1..25 against the blocker's held bits
         ``held`` (its own numbering); 36 in column 0 and past 25 (``v2_torch._escape_rows``)."""
         key = tl.where((p >= 1) & (p <= 25), held[:, None] >> tl.minimum(tl.maximum(26 - p, 1), 26), 0)
         return tl.load(esc_ptr + key).to(tl.int32)
 
     @triton.jit
-    def _expert_side(out_row, ok, c, o, r, held_c, esc_c, esc_o, p, base: tl.constexpr):  # type: ignore[no-untyped-def]
+    def _expert_side(out_row, ok, c, o, r, held_c, esc_c, esc_o, p, base: tl.constexpr):
         """S's 16 expert inputs from column ``base``: v2_torch's ``_expert_side``, the same integers over the same
         denominators."""
         pts = (p >= 1) & (p <= 24)
@@ -191,7 +191,7 @@ if triton is not None:
         tl.store(dst + 15, tl.div_rn((closed * closed).to(tl.float32), 36.0), mask=ok)
 
     @triton.jit
-    def _encode_kernel(boards_ptr, out_ptr, esc_ptr, runs_ptr, n_rows, WIDTH: tl.constexpr,  # type: ignore[no-untyped-def]
+    def _encode_kernel(boards_ptr, out_ptr, esc_ptr, runs_ptr, n_rows, WIDTH: tl.constexpr,
                        SET1: tl.constexpr, EXPERT: tl.constexpr, BLOCK: tl.constexpr):
         rows = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         ok = rows < n_rows
@@ -232,8 +232,9 @@ def encode_v2_fused(boards: torch.Tensor, block: int = BLOCK) -> torch.Tensor:
         raise FusedFeaturesError("the fused encoder needs Triton, which torch's CUDA builds install: use the torch "
                                  "encoder (encode_v2_torch) here")
     if boards.device.type != "cuda" and type(_encode_kernel).__name__ != "InterpretedFunction":
-        raise FusedFeaturesError(f"the fused encoder runs on a CUDA GPU (or in Triton's interpreter, TRITON_INTERPRET=1 "
-                                 f"before Triton is imported), not on {boards.device.type}: use encode_v2_torch there")
+        raise FusedFeaturesError(f"the fused encoder runs on a CUDA GPU (or in Triton's interpreter, "
+                                 f"TRITON_INTERPRET=1 before Triton is imported), not on {boards.device.type}: use "
+                                 f"encode_v2_torch there")
     if boards.ndim != 2 or boards.shape[1] != 26:
         raise FusedFeaturesError(f"boards must be (N, 26), not {tuple(boards.shape)}")
     boards = boards.to(torch.int8).contiguous()

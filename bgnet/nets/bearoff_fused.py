@@ -39,12 +39,12 @@ class FusedBearoffError(BgnetError):
 
 if triton is not None:
     @triton.jit
-    def _column(x, p, k: tl.constexpr):  # type: ignore[no-untyped-def]
+    def _column(x, p, k: tl.constexpr):
         """(B,) column ``k`` of the tile ``x``."""
         return tl.sum(tl.where(p == k, x, 0), axis=1)
 
     @triton.jit
-    def _rank(c, p, binom_ptr):  # type: ignore[no-untyped-def]
+    def _rank(c, p, binom_ptr):
         """``bearoff_tables.rank`` of each row of the home counts ``c`` (B, 32), column q - 1 = point q (at most 15
         checkers; other rows give any index): positions with fewer checkers first, then more on point 1, ..."""
         s = tl.sum(tl.where(p < 6, c, 0), axis=1)
@@ -57,7 +57,7 @@ if triton is not None:
         return r
 
     @triton.jit
-    def _lookup_kernel(boards_ptr, mask_ptr, probs_ptr, binom_ptr, rolls_ptr, done_ptr, first_before_ptr,  # type: ignore[no-untyped-def]
+    def _lookup_kernel(boards_ptr, mask_ptr, probs_ptr, binom_ptr, rolls_ptr, done_ptr, first_before_ptr,
                        first_by_ptr, win_ptr, n_rows, FULL: tl.constexpr, TWO: tl.constexpr,
                        TWO_CHECKERS: tl.constexpr, ROLLS: tl.constexpr, BLOCK: tl.constexpr):
         rows = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -68,7 +68,8 @@ if triton is not None:
         b = tl.load(board + p, mask=on, other=0).to(tl.int32)
         home = (p >= 1) & (p <= 6)
         theirs_home = (p >= 19) & (p <= 24)
-        wrong = (((p == 0) | (p == 25) | ((p >= 7) & (p <= 18))) & (b != 0)) | (home & (b < 0)) | (theirs_home & (b > 0))
+        outside = (p == 0) | (p == 25) | ((p >= 7) & (p <= 18))  # the bars and points 7..18 must be empty
+        wrong = (outside & (b != 0)) | (home & (b < 0)) | (theirs_home & (b > 0))
         pure = (tl.sum(tl.where(wrong, 1, 0), axis=1) == 0) & (tl.sum(tl.where(b != 0, 1, 0), axis=1) > 0)
         mine = tl.where(p < 6, tl.load(board + p + 1, mask=ok[:, None] & (p < 6), other=0).to(tl.int32), 0)
         theirs = tl.where(p < 6, -tl.load(board + 24 - p, mask=ok[:, None] & (p < 6), other=0).to(tl.int32), 0)
