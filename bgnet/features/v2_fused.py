@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from bgnet.core.errors import BgnetError
+from bgnet.core.fused_boards import boards_for_kernel
 from bgnet.features import encoding_torch, v1, v2, v2_torch
 
 __all__ = ["FusedFeaturesError", "TORCH_ENCODER", "encode_v2_fused"]
@@ -54,6 +55,11 @@ if triton is not None:
         return tl.maximum((x.to(tl.float32).to(tl.int32, bitcast=True) >> 23) - 127, 0)
 
     @triton.jit
+    def _put(dst, num, den, ok):
+        """Store num / den, exact integers, at ``dst`` as one correctly rounded float32 division (rows ``ok``)."""
+        tl.store(dst, tl.div_rn(num.to(tl.float32), den), mask=ok)
+
+    @triton.jit
     def _set1_side(out_row, ok, c, r_other, p, runs_ptr, raw: tl.constexpr, structure: tl.constexpr):
         """A side's 98 raw inputs (from column ``raw``) and 7 structure inputs (from ``structure``) of set 1: counts
         ``c`` by its own point (bar 25), ``r_other`` the other side's counts on its points."""
@@ -68,7 +74,7 @@ if triton is not None:
         bar = _column(c, p, 25)
         on_points = tl.sum(tl.where(pts, c, 0), axis=1)
         tl.store(out_row + raw + 96, bar.to(tl.float32) * 0.5, mask=ok)
-        tl.store(out_row + raw + 97, tl.div_rn((15 - on_points - bar).to(tl.float32), 15.0), mask=ok)
+        _put(out_row + raw + 97, 15 - on_points - bar, 15.0, ok)
         made = (c >= 2) & pts
         home = tl.sum(tl.where(made & (p <= 6), 1, 0), axis=1)
         low = tl.sum(tl.where(made & (p <= 12), 1 << tl.maximum(p - 1, 0), 0), axis=1)
@@ -86,13 +92,13 @@ if triton is not None:
         ahead = pts & (p >= rear[:, None] - 6) & (p <= rear[:, None] - 1)
         blocked = tl.sum(tl.where(ahead & (r_other >= 2), 1, 0), axis=1)
         s = out_row + structure
-        tl.store(s, tl.div_rn(home.to(tl.float32), 6.0), mask=ok)
-        tl.store(s + 1, tl.div_rn(prime.to(tl.float32), 6.0), mask=ok)
-        tl.store(s + 2, tl.div_rn(blots.to(tl.float32), 5.0), mask=ok)
-        tl.store(s + 3, tl.div_rn(back.to(tl.float32), 5.0), mask=ok)
-        tl.store(s + 4, tl.div_rn(outfield.to(tl.float32), 5.0), mask=ok)
-        tl.store(s + 5, tl.div_rn(stripped.to(tl.float32), 6.0), mask=ok)
-        tl.store(s + 6, tl.div_rn(blocked.to(tl.float32), 6.0), mask=ok)
+        _put(s, home, 6.0, ok)
+        _put(s + 1, prime, 6.0, ok)
+        _put(s + 2, blots, 5.0, ok)
+        _put(s + 3, back, 5.0, ok)
+        _put(s + 4, outfield, 5.0, ok)
+        _put(s + 5, stripped, 6.0, ok)
+        _put(s + 6, blocked, 6.0, ok)
 
     @triton.jit
     def _shots(c, o, r, p):
@@ -172,23 +178,22 @@ if triton is not None:
         free_pips = 25 * _column(c, p, 25) + tl.sum(tl.where(pts, p * free, 0), axis=1)
         closed = tl.sum(tl.where((p >= 1) & (p <= 6) & (o >= 2), 1, 0), axis=1)
         dst = out_row + base
-        tl.store(dst, tl.div_rn(p1.to(tl.float32), 36.0), mask=ok)
-        tl.store(dst + 1, tl.div_rn(p2.to(tl.float32), 36.0), mask=ok)
-        tl.store(dst + 2, tl.div_rn(loss.to(tl.float32), 432.0), mask=ok)
-        tl.store(dst + 3, tl.div_rn(back_escapes.to(tl.float32), 36.0), mask=ok)
-        tl.store(dst + 4, tl.div_rn(contained.to(tl.float32), 36.0), mask=ok)
-        tl.store(dst + 5, tl.div_rn((contained * contained).to(tl.float32), 1296.0), mask=ok)
-        tl.store(dst + 6, tl.div_rn(break_contact.to(tl.float32), 100.0), mask=ok)
-        tl.store(dst + 7, tl.div_rn(rear.to(tl.float32), 25.0), mask=ok)
-        tl.store(dst + 8, tl.div_rn(back.to(tl.float32), 24.0), mask=ok)
-        tl.store(dst + 9, tl.div_rn((25 - forward).to(tl.float32), 12.0), mask=ok)
-        tl.store(dst + 10, tl.div_rn(mobility.to(tl.float32), 540.0), mask=ok)
-        tl.store(dst + 11, tl.div_rn((n * q - s * s).to(tl.float32), (100 * tl.maximum(n * n, 1)).to(tl.float32)),
-                 mask=ok)
-        tl.store(dst + 12, tl.div_rn(timing.to(tl.float32), 100.0), mask=ok)
-        tl.store(dst + 13, tl.div_rn(backbone.to(tl.float32), 20.0), mask=ok)
-        tl.store(dst + 14, tl.div_rn(free_pips.to(tl.float32), 100.0), mask=ok)
-        tl.store(dst + 15, tl.div_rn((closed * closed).to(tl.float32), 36.0), mask=ok)
+        _put(dst, p1, 36.0, ok)
+        _put(dst + 1, p2, 36.0, ok)
+        _put(dst + 2, loss, 432.0, ok)
+        _put(dst + 3, back_escapes, 36.0, ok)
+        _put(dst + 4, contained, 36.0, ok)
+        _put(dst + 5, contained * contained, 1296.0, ok)
+        _put(dst + 6, break_contact, 100.0, ok)
+        _put(dst + 7, rear, 25.0, ok)
+        _put(dst + 8, back, 24.0, ok)
+        _put(dst + 9, 25 - forward, 12.0, ok)
+        _put(dst + 10, mobility, 540.0, ok)
+        _put(dst + 11, n * q - s * s, (100 * tl.maximum(n * n, 1)).to(tl.float32), ok)
+        _put(dst + 12, timing, 100.0, ok)
+        _put(dst + 13, backbone, 20.0, ok)
+        _put(dst + 14, free_pips, 100.0, ok)
+        _put(dst + 15, closed * closed, 36.0, ok)
 
     @triton.jit
     def _encode_kernel(boards_ptr, out_ptr, esc_ptr, runs_ptr, n_rows, WIDTH: tl.constexpr,
@@ -214,9 +219,9 @@ if triton is not None:
         tl.store(out_row + 196, (mine < his).to(tl.float32), mask=ok)
         pips_s = tl.sum(c_s * p, axis=1)
         pips_o = tl.sum(c_o * p, axis=1)
-        tl.store(out_row + 197, tl.div_rn(pips_s.to(tl.float32), 100.0), mask=ok)
-        tl.store(out_row + 198, tl.div_rn(pips_o.to(tl.float32), 100.0), mask=ok)
-        tl.store(out_row + 199, tl.div_rn((pips_o - pips_s).to(tl.float32), 50.0), mask=ok)
+        _put(out_row + 197, pips_s, 100.0, ok)
+        _put(out_row + 198, pips_o, 100.0, ok)
+        _put(out_row + 199, pips_o - pips_s, 50.0, ok)
         held_s = _bits((c_s >= 2) & pts, p)
         held_o = _bits((c_o >= 2) & pts, p)
         esc_vs_s = _escapes(esc_ptr, held_s, p)  # an O checker on O's points against S's
@@ -228,22 +233,14 @@ if triton is not None:
 def encode_v2_fused(boards: torch.Tensor, block: int = BLOCK) -> torch.Tensor:
     """Set-2 features (N, 246) float32 of int8 boards (N, 26), each seen from its side on roll, on their device:
     ``encode_v2_torch``'s, bit for bit, from one kernel of programs of ``block`` boards (a power of two)."""
-    if triton is None:
-        raise FusedFeaturesError("the fused encoder needs Triton, which torch's CUDA builds install: use the torch "
-                                 "encoder (encode_v2_torch) here")
-    if boards.device.type != "cuda" and type(_encode_kernel).__name__ != "InterpretedFunction":
-        raise FusedFeaturesError(f"the fused encoder runs on a CUDA GPU (or in Triton's interpreter, "
-                                 f"TRITON_INTERPRET=1 before Triton is imported), not on {boards.device.type}: use "
-                                 f"encode_v2_torch there")
-    if boards.ndim != 2 or boards.shape[1] != 26:
-        raise FusedFeaturesError(f"boards must be (N, 26), not {tuple(boards.shape)}")
-    boards = boards.to(torch.int8).contiguous()
+    kernel, boards = boards_for_kernel(boards, _encode_kernel if triton is not None else None, FusedFeaturesError,
+                                       "the fused encoder", "encode_v2_torch")
     n = len(boards)
     out = torch.empty((n, v2.WIDTH), dtype=torch.float32, device=boards.device)
     if n == 0:
         return out
     escapes = v2_torch._constants(boards.device)["escapes"]
     runs = encoding_torch._constants(boards.device)["runs"]
-    _encode_kernel[(triton.cdiv(n, block),)](boards, out, escapes, runs, n, WIDTH=v2.WIDTH, SET1=v1.WIDTH,
-                                              EXPERT=v2.EXPERT_PER_SIDE, BLOCK=block)
+    kernel[(triton.cdiv(n, block),)](boards, out, escapes, runs, n, WIDTH=v2.WIDTH, SET1=v1.WIDTH,
+                                      EXPERT=v2.EXPERT_PER_SIDE, BLOCK=block)
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from bgnet.core.errors import BgnetError
+from bgnet.core.fused_boards import boards_for_kernel
 from bgnet.nets.bearoff_tables import FULL_START, MAX_ROLLS, N_TWO_SIDED, TWO_SIDED_CHECKERS
 from bgnet.nets.bearoff_torch import DeviceBearoff
 
@@ -109,23 +110,15 @@ def bearoff_probs_fused(tables: DeviceBearoff, boards: torch.Tensor,
                         block: int = BLOCK) -> tuple[torch.Tensor, torch.Tensor]:
     """``tables.probs(boards)`` from one kernel: the mask (M,) of pure bear-offs and their exact chances (M, 5)
     float64 (zeros elsewhere), the same bits; programs of ``block`` boards (a power of two)."""
-    if triton is None:
-        raise FusedBearoffError("the fused bear-off lookup needs Triton, which torch's CUDA builds install: use "
-                                "DeviceBearoff.probs here")
-    if boards.device.type != "cuda" and type(_lookup_kernel).__name__ != "InterpretedFunction":
-        raise FusedBearoffError(f"the fused bear-off lookup runs on a CUDA GPU (or in Triton's interpreter, "
-                                f"TRITON_INTERPRET=1 before Triton is imported), not on {boards.device.type}: use "
-                                f"DeviceBearoff.probs there")
-    if boards.ndim != 2 or boards.shape[1] != 26:
-        raise FusedBearoffError(f"boards must be (N, 26), not {tuple(boards.shape)}")
+    kernel, boards = boards_for_kernel(boards, _lookup_kernel if triton is not None else None, FusedBearoffError,
+                                       "the fused bear-off lookup", "DeviceBearoff.probs")
     if tables.rolls.shape[1] != MAX_ROLLS or tables.binom.shape != (32, 32):
         raise FusedBearoffError(f"the bear-off tables must have {MAX_ROLLS} rolls a row, not {tables.rolls.shape[1]}")
-    boards = boards.to(torch.int8).contiguous()
     n = len(boards)
     mask = torch.empty(n, dtype=torch.int8, device=boards.device)
     probs = torch.empty((n, 5), dtype=torch.float64, device=boards.device)
     if n:
-        _lookup_kernel[(triton.cdiv(n, block),)](
+        kernel[(triton.cdiv(n, block),)](
             boards, mask, probs, tables.binom, tables.rolls, tables.not_done_before, tables.not_first_before,
             tables.not_first_by, tables.win, n, FULL=FULL_START, TWO=N_TWO_SIDED, TWO_CHECKERS=TWO_SIDED_CHECKERS,
             ROLLS=MAX_ROLLS, BLOCK=block, **COMPILE_OPTIONS)
