@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes, _get_current_dispatch_mode_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -83,6 +83,15 @@ class Traffic(TorchDispatchMode):
         return out
 
 
+def _book(site: str, nbytes: int) -> None:
+    """Book one op of ``nbytes`` to ``site`` in every ``Traffic`` count now active (a fused kernel's own reads and
+    writes, whose values the torch ops computed outside the count)."""
+    for traffic in _get_current_dispatch_mode_stack():
+        if isinstance(traffic, Traffic):
+            traffic.bytes[site] += nbytes
+            traffic.ops[site] += 1
+
+
 FUSED_SITE = "features/v2_fused.py:kernel"
 """Where ``--fused-features`` books the fused kernel's bytes."""
 
@@ -90,17 +99,12 @@ FUSED_SITE = "features/v2_fused.py:kernel"
 def count_features_as_fused() -> None:
     """Make feature set 2's torch encoder count as the fused kernel: the torch ops run outside the count, and the
     kernel's reads and writes are booked to ``FUSED_SITE`` in the counting mode that is active."""
-    from torch.utils._python_dispatch import _disable_current_modes, _get_current_dispatch_mode_stack
-
     torch_ops = v2_torch.encode_v2_torch
 
     def encode(boards: torch.Tensor) -> torch.Tensor:
-        counting = [m for m in _get_current_dispatch_mode_stack() if isinstance(m, Traffic)]
         with _disable_current_modes():
             out = torch_ops(boards)
-        for traffic in counting:
-            traffic.bytes[FUSED_SITE] += _bytes(boards) + _bytes(out)
-            traffic.ops[FUSED_SITE] += 1
+        _book(FUSED_SITE, _bytes(boards) + _bytes(out))
         return out
     v2_torch.encode_v2_torch = encode  # the registry looks its torch encoder up by name at each use
 
@@ -112,20 +116,15 @@ BEAROFF_SITE = "nets/bearoff_fused.py:kernel"
 def count_bearoff_as_fused() -> None:
     """Make ``DeviceBearoff.probs`` count as the fused lookup: the torch ops run outside the count, and the kernel's
     reads and writes are booked to ``BEAROFF_SITE``."""
-    from torch.utils._python_dispatch import _disable_current_modes, _get_current_dispatch_mode_stack
-
     torch_ops = DeviceBearoff.probs
 
     def probs(self: DeviceBearoff, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        counting = [m for m in _get_current_dispatch_mode_stack() if isinstance(m, Traffic)]
         with _disable_current_modes():
             mask, out = torch_ops(self, boards)
             code = self.classify(boards)[0]
             races, two_sided = int((code == 1).sum()), int((code == 2).sum())
-        for traffic in counting:
-            traffic.bytes[BEAROFF_SITE] += (_bytes(boards) + _bytes(mask) + _bytes(out)
-                                            + races * 5 * self.rolls.shape[1] * 8 + two_sided * 8)
-            traffic.ops[BEAROFF_SITE] += 1
+        _book(BEAROFF_SITE, _bytes(boards) + _bytes(mask) + _bytes(out) + races * 5 * self.rolls.shape[1] * 8
+              + two_sided * 8)
         return mask, out
     DeviceBearoff.probs = probs  # type: ignore[method-assign]
 

@@ -373,6 +373,19 @@ def test_a_steady_step_and_fit_read_nothing_back(device, graphs, monkeypatch):
     assert np.isfinite(float(trainer.loss))
 
 
+def sync_places(trainer: DeviceTrainer, steps: int) -> set[str]:
+    """The files whose lines made CUDA wait for the host in ``steps`` more steps of ``trainer``."""
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(steps):
+                trainer.step(0.1)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    return {Path(w.filename).name for w in caught if "synchroniz" in str(w.message)}
+
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("graphs", [False, pytest.param(True, marks=pytest.mark.cuda_graphs)])
@@ -381,16 +394,8 @@ def test_on_a_gpu_a_steady_step_and_fit_wait_only_for_the_move_generators_sizes(
                             DeviceLearning(fit_every=4, minibatch=64, cuda_graphs=graphs))
     for _ in range(12):
         trainer.step(0.1)
-    torch.cuda.set_sync_debug_mode("warn")
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for _ in range(8):
-                trainer.step(0.1)
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    places = {Path(w.filename).name for w in caught if "synchroniz" in str(w.message)}
-    assert places == {"movegen_torch.py"}  # nonzero and boolean masks there; none in play, encoding, net or fit
+    # nonzero and boolean masks in the move generator; none in play, encoding, net or fit
+    assert sync_places(trainer, 8) == {"movegen_torch.py"}
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -2,14 +2,12 @@
 the CPU (the suite sets ``TRITON_INTERPRET=1`` without a GPU) and compiled on CUDA."""
 
 import dataclasses
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from test_device_selfplay import small_net
+from test_device_selfplay import small_net, sync_places
 from test_features_v2 import all_boards, made_boards
 
 from bgnet.features.registry import FEATURE_SETS, encode
@@ -98,13 +96,4 @@ def test_device_self_play_with_it_plays_and_learns_as_with_the_torch_ops(monkeyp
 def test_on_a_gpu_it_plays_the_same_games_and_waits_for_nothing(monkeypatch) -> None:
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    trainer = same_games_and_weights("cuda", monkeypatch)
-    torch.cuda.set_sync_debug_mode("warn")
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for _ in range(6):
-                trainer.step(0.1)
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    assert {Path(w.filename).name for w in caught if "synchroniz" in str(w.message)} <= {"movegen_torch.py"}
+    assert sync_places(same_games_and_weights("cuda", monkeypatch), 6) <= {"movegen_torch.py"}
