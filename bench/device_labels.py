@@ -3,6 +3,7 @@
     python bench/device_labels.py OUT_DIR [--seconds 240] [--ply 1] [--device cuda] [--part 400000]
                                   [--model checkpoints/bgnet.pt] [--candidates 4] [--seed 7]
                                   [--matmul-precision highest|high] [--files 6] [--top K]
+                                  [--device-kernels torch|fused]
 
 Each part plays self-play positions with the net (``collect_positions``), takes the afterstates of
 each one's ``--candidates`` best 0-ply plays for a random roll (``candidate_positions``, as the
@@ -15,7 +16,8 @@ from ``--seed`` and their number, so the same command makes the same labels; it 
 parts when the next one would not finish in time. A figures line (labels a second) goes to stdout.
 At the end the parts are packed into at most ``--files`` files of the same layout (the device tool brings back
 eight files at most; the logs and figures need two). ``--matmul-precision high`` searches with TensorFloat-32 matrix products (``bench/labels.py --tf32`` measures
-what that changes in the labels).
+what that changes in the labels). ``--device-kernels fused`` encodes the search's features with one Triton kernel
+(``bgnet.core.device_kernels``; the same labels).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import torch  # noqa: E402
 
 from bgnet.cli.parser import run_command  # noqa: E402
 from bgnet.core.atomic import atomic_write  # noqa: E402
+from bgnet.core.device_kernels import DEVICE_KERNELS  # noqa: E402
 from bgnet.nets.model import net_from_checkpoint, read_checkpoint  # noqa: E402
 from bgnet.play.search_torch import label_boards_torch  # noqa: E402
 from bgnet.trainer.inference import make_probs_fn  # noqa: E402
@@ -43,14 +46,14 @@ from bgnet.trainer.round_positions import candidate_positions, collect_positions
 from bgnet.trainer.selfplay import resolve_device  # noqa: E402
 
 def make_part(model: torch.nn.Module, device: torch.device, n: int, ply: int, k: int,
-              seed: int, top: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+              seed: int, top: int = 0, kernels: str = "torch") -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
     """(boards, probs, seconds spent collecting and labelling) of one part of about ``n`` candidates."""
     probs_fn = make_probs_fn(model, device, threads=max(1, (os.cpu_count() or 2) - 2), on_device=device.type == "cuda")
     t0 = time.perf_counter()
     positions = collect_positions(probs_fn, max(1, n // k), seed, batch_games=4096)
     boards = candidate_positions(probs_fn, positions, k, n, seed + 1)
     t1 = time.perf_counter()
-    probs = label_boards_torch(model, boards, ply, device, top=top)
+    probs = label_boards_torch(model, boards, ply, device, top=top, kernels=kernels)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     t2 = time.perf_counter()
@@ -88,6 +91,8 @@ def bench() -> int:
     ap.add_argument("--matmul-precision", choices=("highest", "high"), default="highest")
     ap.add_argument("--files", type=int, default=6, help="the most label files left at the end")
     ap.add_argument("--top", type=int, default=0, help="the last level among pubeval's best K plays (0: all)")
+    ap.add_argument("--device-kernels", choices=DEVICE_KERNELS, default="torch",
+                    help="fused: the search's features from one Triton kernel (bgnet.core.device_kernels)")
     args = ap.parse_args()
     if args.part < 1 or args.candidates < 1 or args.files < 1 or args.top < 0 or args.seconds <= 0:
         ap.error("--part, --candidates and --files must be at least 1, --top 0 or more and --seconds positive")
@@ -104,7 +109,7 @@ def bench() -> int:
         t = time.perf_counter()
         boards, probs, spent = make_part(model, device, args.part, args.ply, args.candidates,
                                          int(np.random.SeedSequence([args.seed, part]).generate_state(1)[0]) % 2**31,
-                                         args.top)
+                                         args.top, args.device_kernels)
         with atomic_write(out / f"labels_{part:03d}.npz") as fh:
             np.savez_compressed(fh, boards=boards, probs=quantize_probs(probs))
         figures["labels"] += len(boards)
@@ -116,7 +121,7 @@ def bench() -> int:
     figures["files"] = pack_parts(out, args.files)
     figures["labels_per_s"] = figures["labels"] / max(figures["label_s"], 1e-9)
     print(json.dumps({"ply": args.ply, "top": args.top, "device": str(device),
-                      "matmul_precision": args.matmul_precision,
+                      "matmul_precision": args.matmul_precision, "device_kernels": args.device_kernels,
                       **figures}))
     return 0
 

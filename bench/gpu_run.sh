@@ -5,19 +5,20 @@
 # whole call ends by BUDGET seconds (default 570): first the CUDA tests of the fused Triton kernels (FUSED=0 skips
 # them and their rows); (MOVEGEN=1) the move-generation benchmark; self-play with learning, the numba host engine and
 # the device engine in the same run, the device engine as configs/gpu.toml sets it (65,536 games a step, TF32 matrix
-# products) with a profile of where a step's time goes, then with feature set 2 from one Triton kernel
-# (--fused-features, bgnet.features.v2_fused) and with the bear-off lookups fused too (--fused-bearoff,
-# bgnet.nets.bearoff_fused), each with its profile; (BIG=1) with twice the games a step (BIG_BATCH, default 131,072:
-# the host's launches a step are the same for any batch), (GRAPHS=1) at that batch with each fit's TD sweep and
-# minibatch loop replayed from CUDA graphs (1% in the fifth run), (COMPILE=1) with the torch features compiled by
-# torch.compile, and (FP32=1) with float32 products; the labelling benchmark (numba on one core against the torch
-# search on the GPU, float32 and TF32, full and with the last level among pubeval's best 10, each with the torch
-# features and the fused kernel); then, for TRAIN_MINUTES (default 0), training from the released net with
-# configs/gpu.toml; and last, side by side, the other CUDA tests (at most TEST_SECONDS, default 240) and, with the
-# seconds left, search labels of the rounds' candidates made on the GPU (bench/device_labels.py, LABEL_PLY=1,
-# LABEL_PART candidates a part, LABEL_PRECISION=highest or high for TF32, LABEL_TOP=10 for the release's kind of
-# 2-ply labels). Those tests go last so that they slow no benchmark. The device tool brings back at most 8 files
-# of 16 MiB: the logs and figures go into one logs.tgz (figures.json beside it), the labels into labels_KKK.npz parts.
+# products) with a profile of where a step's time goes, then with the device kernels fused (--device-kernels fused:
+# feature set 2 and the bear-off lookups each one Triton kernel, bgnet.core.device_kernels) with its profile; (BIG=1)
+# with twice the games a step (BIG_BATCH, default 131,072: the host's launches a step are the same for any batch),
+# (GRAPHS=1) at that batch with each fit's TD sweep and minibatch loop replayed from CUDA graphs (1% in the fifth
+# run), (COMPILE=1) with the torch features compiled by torch.compile, and (FP32=1) with float32 products; the
+# labelling benchmark (numba on one core against the torch search on the GPU, float32 and TF32, full and with the last
+# level among pubeval's best 10, each with the torch ops and the fused kernels); then, for TRAIN_MINUTES (default 0),
+# training from the released net with configs/gpu.toml (TRAIN_KERNELS=fused: the device kernels fused); and last, side
+# by side, the other CUDA tests (at most TEST_SECONDS, default 240) and, with the seconds left, search labels of the
+# rounds' candidates made on the GPU (bench/device_labels.py, LABEL_PLY=1, LABEL_PART candidates a part,
+# LABEL_PRECISION=highest or high for TF32, LABEL_TOP=10 for the release's kind of 2-ply labels, LABEL_KERNELS=fused
+# for the fused features). Those tests go last so that they slow no benchmark. The device tool brings back at most 8
+# files of 16 MiB: the logs and figures go into one logs.tgz (figures.json beside it), the labels into labels_KKK.npz
+# parts.
 set -uo pipefail
 OUT="${OUT:-runs/gpu_run}"
 TRAIN_MINUTES="${TRAIN_MINUTES:-0}"
@@ -64,12 +65,9 @@ fi
 step 75 selfplay_host.json $PY bench/selfplay.py --seconds 10 --device cuda --batch 16384 --json
 step 90 selfplay_device.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
     --profile-table "$WORK/profile.txt"
-if [[ "${FUSED:-1}" == 1 ]]; then  # feature set 2 from one Triton kernel, against the torch ops just above
+if [[ "${FUSED:-1}" == 1 ]]; then  # the features and bear-off lookups from Triton kernels, against the torch ops above
     step 100 selfplay_device_fused.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
-        --fused-features --profile-table "$WORK/profile_fused.txt"
-    # and the bear-off lookups too (bgnet.nets.bearoff_fused)
-    step 100 selfplay_device_fused_all.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
-        --fused-features --fused-bearoff --profile-table "$WORK/profile_fused_all.txt"
+        --device-kernels fused --profile-table "$WORK/profile_fused.txt"
 fi
 if [[ "${BIG:-0}" == 1 ]]; then  # opt in: twice the games a step (the launches a step are the same)
     step 90 selfplay_device_big.json $PY bench/selfplay.py --engine device --seconds 20 --device cuda --json \
@@ -88,10 +86,11 @@ if [[ "${FP32:-0}" == 1 ]]; then  # opt in: measured in the third run (0.95x the
         --matmul-precision highest
 fi
 step 150 labels.txt $PY bench/labels.py --positions 200 --tops 10 --device cuda --device-scale 30 --tf32 \
-    --fused-features
+    $([[ "${FUSED:-1}" == 1 ]] && echo --fused-kernels)
 if ((TRAIN_MINUTES > 0)); then
     step $((TRAIN_MINUTES * 60)) train.txt $PY -m train --config configs/gpu.toml --init checkpoints/bgnet.pt \
-        --out "$WORK/train" --device cuda --engine=device --lr=0.0001 --lr_final=0.00005
+        --out "$WORK/train" --device cuda --engine=device --device_kernels="${TRAIN_KERNELS:-torch}" \
+        --lr=0.0001 --lr_final=0.00005
 fi
 # The CUDA-graph tests in a second process: a graph that went wrong can leave its CUDA context unusable.
 step "$TEST_SECONDS" pytest_cuda.txt bash -c "$PY -m pytest -q -m 'cuda and not cuda_graphs' -p no:cacheprovider \
@@ -100,7 +99,8 @@ tests=$!
 room=$(($(left) - 40))
 if ((room >= 60)); then
     step $((room + 10)) device_labels.json $PY bench/device_labels.py "$OUT" --seconds "$room" --ply "$LABEL_PLY" \
-        --part "$LABEL_PART" --matmul-precision "$LABEL_PRECISION" --top "$LABEL_TOP"
+        --part "$LABEL_PART" --matmul-precision "$LABEL_PRECISION" --top "$LABEL_TOP" \
+        --device-kernels "${LABEL_KERNELS:-torch}"
 fi
 wait "$tests"
 log "figures"
@@ -116,7 +116,7 @@ tests = [line for name in ("pytest_fused.txt", "pytest_cuda.txt") if (work / nam
          for line in (work / name).read_text().splitlines()
          if re.search(r"(passed|failed|error|deselected).* in [0-9.]+s", line)]
 print(json.dumps({name: load(name + ".json") for name in ("movegen_torch", "selfplay_host", "selfplay_device",
-                                                          "selfplay_device_fused", "selfplay_device_fused_all",
+                                                          "selfplay_device_fused",
                                                           "selfplay_device_big",
                                                           "selfplay_device_graphs",
                                                           "selfplay_device_compiled", "selfplay_device_fp32",

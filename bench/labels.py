@@ -12,17 +12,16 @@ second (also at 2 plies with each ``--tops`` K, the rounds' ``--label-top``), an
 between their chances on the same positions (``--device-scale K``
 times the torch search on K copies of them, to fill a GPU; ``--batch`` sets its positions a chunk; ``--tops ""``
 leaves out the pruned rows; ``--tf32`` adds the torch rows with TensorFloat-32 matrix products, whose difference
-from the float32 search is what that speed costs; ``--fused-features`` adds the torch rows with feature set 2
-encoded by one Triton kernel, ``bgnet.features.v2_fused``, instead of the torch ops).
+from the float32 search is what that speed costs; ``--fused-kernels`` adds the torch rows with the device kernels
+fused, ``bgnet.core.device_kernels``: feature set 2 encoded by one Triton kernel instead of the torch ops).
 
     python bench/labels.py [--model checkpoints/bgnet.pt] [--positions 100] [--tops 6,10] [--seed 5]
-        [--precision bfloat16] [--device cpu|cuda [--device-scale K] [--batch N] [--tf32] [--fused-features]]
+        [--precision bfloat16] [--device cpu|cuda [--device-scale K] [--batch N] [--tf32] [--fused-kernels]]
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -64,10 +63,7 @@ def device_rows(net: BgNet, fn: Callable[[np.ndarray], np.ndarray], boards: np.n
     """Print labels a second of the numba search (one core) and the torch search on ``device`` at 1 and 2 plies
     (and at 2 plies with the last level among pubeval's best K, for each K of ``tops``), and the largest
     difference of their chances on ``boards``; with ``tf32`` also the torch search with TensorFloat-32 products,
-    with ``fused`` also with feature set 2 from one Triton kernel."""
-    from bgnet.features.v2_fused import TORCH_ENCODER
-
-    torch_ops = FEATURE_SETS[2]
+    with ``fused`` also with the device kernels fused (``bgnet.core.device_kernels``)."""
     copies = f", the torch one on {scale} copies of them" if scale > 1 else ""
     print(f"\nnumba search on one core vs torch search on {device} ({len(boards)} positions{copies}; chunks of "
           f"{batch or 'the default number of'} positions)")
@@ -81,18 +77,18 @@ def device_rows(net: BgNet, fn: Callable[[np.ndarray], np.ndarray], boards: np.n
         want = np.concatenate([numba_label(boards[s:s + BATCH]) for s in range(0, len(boards), BATCH)])
         numba_rate = len(boards) / (time.perf_counter() - t)
         for precision in ("highest", "high") if tf32 else ("highest",):
-            for encoder in (torch_ops.torch_encoder, TORCH_ENCODER) if fused else (torch_ops.torch_encoder,):
-                FEATURE_SETS[2] = dataclasses.replace(torch_ops, torch_encoder=encoder)
+            for kernels in ("torch", "fused") if fused else ("torch",):
                 torch.set_float32_matmul_precision(precision)
-                label_boards_torch(net, boards[:4], ply, device, batch, top=top)  # warm-up: the device, its kernels
+                # warm-up: the device, its kernels
+                label_boards_torch(net, boards[:4], ply, device, batch, top=top, kernels=kernels)
                 t = time.perf_counter()
-                got = label_boards_torch(net, many, ply, device, batch, top=top)[:len(boards)]  # ends on the host
+                got = label_boards_torch(net, many, ply, device, batch, top=top,
+                                         kernels=kernels)[:len(boards)]  # ends on the host
                 torch_rate = len(many) / (time.perf_counter() - t)
                 name = (f"{ply}-ply" + (f" top {top}" if top else "") + (" TF32" if precision == "high" else "")
-                        + (" fused" if encoder == TORCH_ENCODER else ""))
+                        + (" fused" if kernels == "fused" else ""))
                 print(f"{name:<22} {numba_rate:>15.1f} {torch_rate:>15.1f} {torch_rate / numba_rate:>8.2f}x "
                       f"{np.abs(got - want).max():>11.2e}")
-        FEATURE_SETS[2] = torch_ops
         torch.set_float32_matmul_precision("highest")
 
 
@@ -114,8 +110,8 @@ def bench(argv: list[str] | None = None) -> int:
     ap.add_argument("--device-scale", type=int, default=1, help="the torch search times this many copies")
     ap.add_argument("--batch", type=int, default=None, help="positions a chunk of the torch search")
     ap.add_argument("--tf32", action="store_true", help="also time the torch search with TF32 matrix products")
-    ap.add_argument("--fused-features", action="store_true",
-                    help="also time the torch search with feature set 2 from one Triton kernel")
+    ap.add_argument("--fused-kernels", action="store_true",
+                    help="also time the torch search with its features from one Triton kernel (device kernels fused)")
     args = ap.parse_args(argv)
     device = resolve_device(args.device) if args.device else None  # one sentence when this machine lacks it
     torch.set_num_threads(1)
@@ -146,7 +142,7 @@ def bench(argv: list[str] | None = None) -> int:
         print(f"{name:<36} {ms:>14.1f} {np.sqrt(np.mean((eq - full) ** 2)):>15.4f} {np.mean(eq - full):>+10.4f}")
     print(f"{'2-ply (every play)':<36} {full_ms:>14.1f} {0:>15.4f} {0:>+10.4f}")
     if device is not None:
-        device_rows(net, fn, cands, device, args.device_scale, args.batch, args.tf32, tuple(tops), args.fused_features)
+        device_rows(net, fn, cands, device, args.device_scale, args.batch, args.tf32, tuple(tops), args.fused_kernels)
     return 0
 
 

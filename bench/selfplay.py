@@ -2,8 +2,8 @@
 
     python bench/selfplay.py [--seconds 60] [--json] [--device cpu|cuda] [--config configs/default.toml]
                              [--compare-bearoff] [--engine host|device] [--history PLIES] [--profile-table FILE]
-                             [--matmul-precision highest|high|medium] [--compile-features] [--fused-features]
-                             [--fused-bearoff]
+                             [--matmul-precision highest|high|medium] [--compile-features]
+                             [--device-kernels torch|fused]
 
 Plays from the opening with an untrained net until games start finishing (warm-up,
 compiles kernels), then counts finished games over the timed window while the
@@ -16,15 +16,14 @@ TD targets and fits all on the device (the config's feature set must have a torc
 a fit every ``ceil(train_batch / batch_games)`` steps; on CUDA it also counts the
 synchronisations of a steady step (all in the move generator's ``nonzero`` and masks), and on any device the
 torch ops a steady step dispatches, one fit included (the host's share of a GPU step).
-``--fused-features`` encodes feature set 2 with one Triton kernel (``bgnet.features.v2_fused``) instead of the
-torch ops, everywhere on the device (self-play, TD targets, fits); ``--fused-bearoff`` looks pure bear-offs up in
-the database with one Triton kernel (``bgnet.nets.bearoff_fused``) instead of ``DeviceBearoff.probs``' torch ops.
+``--device-kernels fused`` (the config's ``device_kernels``, ``bgnet.core.device_kernels``) encodes feature set 2
+with one Triton kernel (``bgnet.features.v2_fused``) and looks pure bear-offs up with another
+(``bgnet.nets.bearoff_fused``) instead of the torch ops, everywhere on the device (self-play, fits).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import warnings
 import sys
@@ -37,6 +36,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bgnet.cli.parser import run_command  # noqa: E402
+from bgnet.core.device_kernels import DEVICE_KERNELS  # noqa: E402
 from bgnet.trainer.learner import fit  # noqa: E402
 from bgnet.nets.model import BgNet, ModelConfig  # noqa: E402
 from bgnet.sim.device_selfplay import DeviceSelfPlay  # noqa: E402
@@ -49,10 +49,13 @@ from bgnet.trainer.selfplay import resolve_device, trajectories_to_samples, use_
 from bgnet.trainer.training_run import seed_torch  # noqa: E402
 
 
-def _setup(config_path: str, device: str, batch: int | None,
-           precision: str | None = None, cuda_graphs: bool = False) -> tuple[TrainConfig, torch.device]:
-    """The config with the bench's overrides, torch seeded and threaded as it says, and its device (checked)."""
+def _setup(config_path: str, device: str, batch: int | None, precision: str | None = None, cuda_graphs: bool = False,
+           kernels: str | None = None) -> tuple[TrainConfig, torch.device]:
+    """The config with the bench's overrides (``kernels``: the device engine's ``device_kernels``), torch seeded and
+    threaded as it says, and its device (checked)."""
     overrides: dict[str, object] = {"device": device}
+    if kernels:
+        overrides |= {"engine": "device", "device_kernels": kernels}
     if batch:
         overrides["batch_games"] = batch
     if precision:
@@ -96,16 +99,17 @@ def measure(config_path: str, device: str, seconds: float, batch: int | None, be
 
 
 def measure_device(config_path: str, device: str, seconds: float, batch: int | None, history: int | None,
-                   profile_table: str | None = None, precision: str | None = None, cuda_graphs: bool = False) -> dict:
-    """Games/s with learning of the device engine: ``DeviceTrainer`` steps (self-play, TD targets, fits) on ``device``."""
-    cfg, dev = _setup(config_path, device, batch, precision, cuda_graphs)
+                   profile_table: str | None = None, precision: str | None = None, cuda_graphs: bool = False,
+                   kernels: str = "torch") -> dict:
+    """Games/s with learning of the device engine: ``DeviceTrainer`` steps (self-play, TD targets, fits) on ``device``,
+    through ``kernels`` (``bgnet.core.device_kernels``)."""
+    cfg, dev = _setup(config_path, device, batch, precision, cuda_graphs, kernels)
     if not use_torch_encoder("torch", dev, cfg.feature_version):
         raise ConfigError(f"feature version {cfg.feature_version} has no torch encoder: the device engine needs one")
     net = BgNet(ModelConfig.for_features(cfg.hidden, cfg.activation, cfg.feature_version)).to(dev)
     learning = device_learning(cfg)
-    trainer = DeviceTrainer(net, DeviceSelfPlay(cfg.batch_games, seed=cfg.seed, device=dev, history=history),
-                            learning, seed=cfg.seed)
-    play = trainer.play
+    play = DeviceSelfPlay(cfg.batch_games, seed=cfg.seed, device=dev, history=history, kernels=cfg.device_kernels)
+    trainer = DeviceTrainer(net, play, learning, seed=cfg.seed)
     while int(play.finished) < cfg.batch_games:  # warm-up: until a batch's worth of games has finished
         trainer.step()
     syncs = count_syncs(trainer, cfg.exploration) if dev.type == "cuda" else None
@@ -129,7 +133,8 @@ def measure_device(config_path: str, device: str, seconds: float, batch: int | N
             "feature_version": cfg.feature_version, "config": config_path, "seconds": round(elapsed, 1),
             "torch_threads": torch.get_num_threads(), "fit_every": learning.fit_every, "history": play.ring.steps,
             "loss": float(trainer.loss), "syncs_per_step": syncs, "ops_per_step": ops, "gpu_busy": busy,
-            "matmul_precision": cfg.matmul_precision, "cuda_graphs": cfg.cuda_graphs}
+            "matmul_precision": cfg.matmul_precision, "cuda_graphs": cfg.cuda_graphs,
+            "device_kernels": cfg.device_kernels}
 
 
 def compile_torch_features() -> None:
@@ -139,22 +144,6 @@ def compile_torch_features() -> None:
 
     encoding_torch.encode_torch = torch.compile(encoding_torch.encode_torch, dynamic=True)
     v2_torch.encode_v2_torch = torch.compile(v2_torch.encode_v2_torch, dynamic=True)
-
-
-def fuse_torch_features() -> None:
-    """Make feature set 2's torch twin the fused Triton kernel for this process (same features, bit for bit)."""
-    from bgnet.features.registry import FEATURE_SETS
-    from bgnet.features.v2_fused import TORCH_ENCODER
-
-    FEATURE_SETS[2] = dataclasses.replace(FEATURE_SETS[2], torch_encoder=TORCH_ENCODER)
-
-
-def fuse_bearoff() -> None:
-    """Make ``DeviceBearoff.probs`` the fused Triton lookup for this process (same chances, bit for bit)."""
-    from bgnet.nets.bearoff_fused import bearoff_probs_fused
-    from bgnet.nets.bearoff_torch import DeviceBearoff
-
-    DeviceBearoff.probs = bearoff_probs_fused  # type: ignore[method-assign,assignment]
 
 
 def _wait(dev: torch.device) -> None:
@@ -276,26 +265,19 @@ def bench() -> int:
     ap.add_argument("--compile-features", action="store_true",
                     help="device engine: the torch features compiled by torch.compile (fused kernels; the warm-up "
                          "includes the compilation)")
-    ap.add_argument("--fused-features", action="store_true",
-                    help="device engine: feature set 2 from one Triton kernel (bgnet.features.v2_fused) instead of "
-                         "the torch ops")
-    ap.add_argument("--fused-bearoff", action="store_true",
-                    help="device engine: pure bear-offs looked up with one Triton kernel (bgnet.nets.bearoff_fused)")
+    ap.add_argument("--device-kernels", choices=DEVICE_KERNELS, default="torch",
+                    help="device engine: fused = feature set 2 and the bear-off lookups each from one Triton kernel "
+                         "(bgnet.core.device_kernels) instead of the torch ops")
     args = ap.parse_args()
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     if args.compile_features:
         compile_torch_features()
-    if args.fused_features:
-        fuse_torch_features()
-    if args.fused_bearoff:
-        fuse_bearoff()
     runs = []
 
     def run(config: str, name: str) -> dict:
         if args.engine == "device":
             return {**measure_device(config, name, args.seconds, args.batch, args.history, args.profile_table,
-                                     args.matmul_precision, args.cuda_graphs), "fused_features": args.fused_features,
-                    "fused_bearoff": args.fused_bearoff}
+                                     args.matmul_precision, args.cuda_graphs, args.device_kernels)}
         return measure(config, name, args.seconds, args.batch)
 
     if device is None or device.type == "cpu":

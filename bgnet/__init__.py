@@ -160,6 +160,7 @@ if TYPE_CHECKING:
     from bgnet.nets.bf16net import Bf16NetError
     from bgnet.features.v2_fused import FusedFeaturesError
     from bgnet.nets.bearoff_fused import FusedBearoffError
+    from bgnet.core.device_kernels import DeviceKernelsError
 
 _LAZY = {
     "load_agent": "bgnet.play.agents", "BaseAgent": "bgnet.play.agents", "AgentSpecError": "bgnet.play.agents",
@@ -185,7 +186,7 @@ _LAZY = {
     "PruningError": "bgnet.nets.pruning", "CompanionError": "bgnet.nets.companion", "DistillError": "bgnet.trainer.distill",
     "DuelSpecError": "bgnet.sim.runner", "DuelLuckError": "bgnet.sim.duel_luck", "Bf16NetError": "bgnet.nets.bf16net",
     "EncodeOutputError": "bgnet.features.registry", "FusedFeaturesError": "bgnet.features.v2_fused",
-    "FusedBearoffError": "bgnet.nets.bearoff_fused",
+    "FusedBearoffError": "bgnet.nets.bearoff_fused", "DeviceKernelsError": "bgnet.core.device_kernels",
     "generate_afterstates_torch": "bgnet.core.movegen_torch",
 }
 """Exported names that live in heavier modules: name -> module, imported on first access."""
@@ -200,7 +201,7 @@ ERROR_CLASSES = ("BgnetError", "AmbiguousMoveError", "FormatError", "IllegalMove
                  "TDTargetError", "SelfPlayStateError", "GameNotOverError", "NotAnEvaluatorError", "ProbsShapeError", "FeatureVersionError",
                  "ModelError", "NumpyNetError", "PubevalWeightsError", "PruningError", "CompanionError",
                  "DistillError", "DuelSpecError", "DuelLuckError", "Bf16NetError", "EncodeOutputError",
-                 "FusedFeaturesError", "FusedBearoffError")
+                 "FusedFeaturesError", "FusedBearoffError", "DeviceKernelsError")
 """Every error class a library user meets, all subclasses of ``BgnetError`` (itself a ``ValueError``)."""
 
 __all__ = [

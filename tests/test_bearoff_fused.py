@@ -76,15 +76,24 @@ def test_equal_to_the_database_compiled_on_cuda(game_boards) -> None:
         assert np.array_equal(mask.cpu().numpy(), codes != 0) and np.array_equal(got.cpu().numpy(), want)
 
 
+def test_device_bearoff_with_fused_kernels_looks_up_with_it(monkeypatch) -> None:
+    """``DeviceBearoff(kernels="fused").probs`` is the fused lookup; the torch one is the default."""
+    calls = []
+    monkeypatch.setattr(bearoff_fused, "bearoff_probs_fused", lambda tables, boards: calls.append(tables) or "fused")
+    fused = DeviceBearoff(DEVICE, kernels="fused")
+    assert fused.probs(torch.zeros((1, 26), dtype=torch.int8, device=DEVICE)) == "fused" and calls == [fused]
+    mask, probs = DeviceBearoff(DEVICE).probs(torch.zeros((1, 26), dtype=torch.int8, device=DEVICE))
+    assert calls == [fused] and mask.shape == (1,) and probs.shape == (1, 5)
+
+
 @pytest.mark.cuda
-def test_on_a_gpu_device_self_play_with_it_plays_selfplays_games(monkeypatch) -> None:
-    """Games played to their ends on the same dice and evaluator, bear-offs stopped at the database: the fused
-    lookup in ``DeviceBearoff.probs``' place gives ``SelfPlay``'s games."""
+def test_on_a_gpu_device_self_play_with_it_plays_selfplays_games() -> None:
+    """Games played to their ends on the same dice and evaluator, bear-offs stopped at the database: device self-play
+    with its kernels fused (the features' and this lookup's) gives ``SelfPlay``'s games."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     from test_device_selfplay import assert_same_games, hashed_probs, play_both
 
-    monkeypatch.setattr(DeviceBearoff, "probs", bearoff_probs_fused)
-    finished, play = play_both(hashed_probs, "cuda", n_games=48, steps=260, bearoff=True)
+    finished, play = play_both(hashed_probs, "cuda", n_games=48, steps=260, bearoff=True, kernels="fused")
     assert len(finished) > 80 and sum(t.result == 0 for _, t in finished) > 25
     assert_same_games(finished, play)

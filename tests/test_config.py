@@ -143,3 +143,20 @@ def test_the_matmul_precision_is_checked_and_set_where_a_run_starts() -> None:
         assert torch.get_float32_matmul_precision() == "highest"
     finally:
         torch.set_float32_matmul_precision(before)
+
+
+def test_device_kernels_are_a_device_engine_setting_checked_before_a_run(monkeypatch) -> None:
+    from bgnet.core import device_kernels
+
+    assert build_config("gpu").device_kernels == "torch"
+    monkeypatch.setattr(device_kernels, "triton_available", lambda: True)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    cfg = build_config("quick", {"engine": "device", "device": "cuda", "device_kernels": "fused",
+                                 "feature_version": "2"})
+    assert cfg.device_kernels == "fused"
+    with pytest.raises(ConfigError, match="device_kernels fused serves the device engine only: add --engine=device"):
+        build_config("quick", {"device": "cuda", "device_kernels": "fused"})
+    with pytest.raises(ConfigError, match="must be torch or fused, not 'fast'"):
+        build_config("quick", {"engine": "device", "device_kernels": "fast"})
+    with pytest.raises(ConfigError, match="run on a CUDA GPU, not on cpu: use torch there"):
+        build_config("quick", {"engine": "device", "device_kernels": "fused"})

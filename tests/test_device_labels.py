@@ -161,6 +161,18 @@ def test_labels_of_a_netset_with_its_bearoff_database_are_the_numba_search(game_
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_labels_through_the_fused_kernels_are_the_torch_ops_labels(game_boards, device):
+    """The search's features and bear-off lookups from their Triton kernels (in Triton's interpreter without a GPU):
+    the same labels, bit for bit."""
+    pytest.importorskip("triton")
+    nets = NetSet({"contact": small_net(1), "crashed": small_net(2), "race": small_net(3, 2, (8,))})
+    for ply, n in ((0, 300), (1, 12)):
+        boards = mixed_positions(game_boards, n, 11 + ply)
+        assert np.array_equal(label_boards_torch(nets, boards, ply, device, kernels="fused"),
+                              label_boards_torch(nets, boards, ply, device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_labels_of_the_released_net_are_the_numba_search(game_boards, device):
     net = load_net("checkpoints/bgnet.pt")
     fn = probs_fn_of(net)
@@ -245,9 +257,14 @@ def test_the_rounds_refuse_a_device_for_labels_it_does_not_compute(monkeypatch):
         RoundsConfig(device="cuda", label="rollout").check()
     RoundsConfig(device="cuda", label="ply2").check()
     RoundsConfig(device="cuda", label="ply2", label_top=10).check()  # the release's labels: pruned last level
+    RoundsConfig(device="cuda", label="ply2", device_kernels="torch").check()
+    with pytest.raises(RoundsError, match="must be torch or fused, not 'fast'"):
+        RoundsConfig(device="cuda", label="ply2", device_kernels="fast").check()
     monkeypatch.undo()
     with pytest.raises(BgnetError, match="not cpu or cuda"):
         RoundsConfig(device="tpu").check()
+    with pytest.raises(RoundsError, match="--device-kernels fused serves the search labels on a GPU: add --device"):
+        RoundsConfig(device_kernels="fused").check()
 
 
 @pytest.mark.parametrize("kind", ["all", "race"])

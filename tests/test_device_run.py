@@ -96,6 +96,28 @@ def test_the_command_line_refuses_an_unknown_engine_with_one_sentence(tmp_path):
     assert r.stderr == "python -m train: error: engine must be host or device, not 'gpu'\n"
 
 
+def test_the_device_kernels_reach_the_engine_and_a_cpu_without_triton_s_interpreter_is_refused(tmp_path, monkeypatch):
+    """``--device_kernels=fused`` makes the run's self-play (and so its fits) use the fused kernels; where they cannot
+    run, the command says so in one sentence before it starts."""
+    import os
+
+    pytest.importorskip("triton")
+
+    from bgnet.trainer.config import build_config
+    from bgnet.trainer.device_run import device_trainer
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # as the suite runs Triton without a GPU
+    cfg = build_config("quick", {"engine": "device", "device_kernels": "fused", "batch_games": 4})
+    net = BgNet(ModelConfig.for_features([8], "relu", cfg.feature_version))
+    assert device_trainer(cfg, net, torch.device("cpu")).play.kernels == "fused"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    r = subprocess.run([sys.executable, "-m", "train", *TINY, "--device_kernels=fused", "--out", str(tmp_path / "x")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 2 and r.stderr == ("python -m train: error: fused device kernels run on a CUDA GPU, not on "
+                                              "cpu: use torch there\n")
+    assert not (tmp_path / "x").exists()
+
+
 def test_a_checkpoint_resumes_only_with_the_engine_that_wrote_it(tmp_path):
     from bgnet.nets.model import CheckpointError, save_checkpoint
     from bgnet.trainer.config import build_config

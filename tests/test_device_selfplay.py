@@ -153,12 +153,13 @@ class SharedDice:
         return torch.from_numpy(self.rolls.pop(0)).to(self.device)
 
 
-def play_both(probs_fn, device: str, n_games: int, steps: int, bearoff: bool):
-    """``SelfPlay`` and ``DeviceSelfPlay`` on the same dice and evaluator: SelfPlay's finished games (by step, then
-    slot) and the device self-play."""
+def play_both(probs_fn, device: str, n_games: int, steps: int, bearoff: bool, kernels: str = "torch"):
+    """``SelfPlay`` and ``DeviceSelfPlay`` (through ``kernels``) on the same dice and evaluator: SelfPlay's finished
+    games (by step, then slot) and the device self-play."""
     dice = SharedDice(3, device)
     host = SelfPlay(n_games, seed=0, bearoff=bearoff, dice=dice.roll)
-    play = DeviceSelfPlay(n_games, seed=0, device=device, bearoff=bearoff, history=steps, dice=dice.replay)
+    play = DeviceSelfPlay(n_games, seed=0, device=device, bearoff=bearoff, history=steps, dice=dice.replay,
+                          kernels=kernels)
     finished = []
     for step in range(steps):
         for t in host.step(on_host(probs_fn)):

@@ -1,8 +1,6 @@
 """The fused version-2 encoder (one Triton kernel) equals the numba encoder bit for bit: in Triton's interpreter on
 the CPU (the suite sets ``TRITON_INTERPRET=1`` without a GPU) and compiled on CUDA."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
@@ -64,22 +62,21 @@ def test_equal_to_numba_compiled_on_cuda(game_boards) -> None:
         assert_equal_to_numba(all_boards(game_boards), "cuda", block)
 
 
-def same_games_and_weights(device: str, monkeypatch) -> DeviceTrainer:
-    """A few steps of self-play with learning on ``device``, with the torch ops and then with the fused encoder: the
-    same games and the same weights. Returns the fused run's trainer."""
+def same_games_and_weights(device: str) -> DeviceTrainer:
+    """A few steps of self-play with learning on ``device``, with the torch ops and then with the device kernels
+    fused (this encoder, the fused bear-off lookup): the same games and the same weights. Returns the fused run's
+    trainer."""
     games, steps = (64, 20) if device == "cuda" else (6, 6)
 
-    def run() -> DeviceTrainer:
-        trainer = DeviceTrainer(small_net(2).to(device), DeviceSelfPlay(games, seed=1, device=device),
+    def run(kernels: str) -> DeviceTrainer:
+        trainer = DeviceTrainer(small_net(2).to(device), DeviceSelfPlay(games, seed=1, device=device, kernels=kernels),
                                 DeviceLearning(fit_every=3, minibatch=32), seed=3)
         for _ in range(steps):
             trainer.step(0.1)
         return trainer
 
-    torch_ops = run()
-    monkeypatch.setitem(FEATURE_SETS, 2, dataclasses.replace(FEATURE_SETS[2], torch_encoder=v2_fused.TORCH_ENCODER))
-    assert FEATURE_SETS[2].torch_encode_fn() is encode_v2_fused
-    fused = run()
+    torch_ops = run("torch")
+    fused = run("fused")
     assert torch.equal(torch_ops.play.boards, fused.play.boards)
     assert torch.equal(torch_ops.play.ring.boards, fused.play.ring.boards)
     assert torch_ops.learned_to == fused.learned_to > 0
@@ -88,12 +85,18 @@ def same_games_and_weights(device: str, monkeypatch) -> DeviceTrainer:
     return fused
 
 
-def test_device_self_play_with_it_plays_and_learns_as_with_the_torch_ops(monkeypatch) -> None:
-    same_games_and_weights(DEVICE, monkeypatch)
+def test_feature_set_2_names_it_as_its_fused_encoder() -> None:
+    assert FEATURE_SETS[2].torch_encode_fn("fused") is encode_v2_fused
+    assert FEATURE_SETS[2].torch_encode_fn() is FEATURE_SETS[2].torch_encode_fn("torch") is not encode_v2_fused
+    assert FEATURE_SETS[1].torch_encode_fn("fused") is FEATURE_SETS[1].torch_encode_fn()  # none of its own: torch ops
+
+
+def test_device_self_play_with_it_plays_and_learns_as_with_the_torch_ops() -> None:
+    same_games_and_weights(DEVICE)
 
 
 @pytest.mark.cuda
-def test_on_a_gpu_it_plays_the_same_games_and_waits_for_nothing(monkeypatch) -> None:
+def test_on_a_gpu_it_plays_the_same_games_and_waits_for_nothing() -> None:
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    assert sync_places(same_games_and_weights("cuda", monkeypatch), 6) <= {"movegen_torch.py"}
+    assert sync_places(same_games_and_weights("cuda"), 6) <= {"movegen_torch.py"}

@@ -3,7 +3,8 @@
     python -m bgnet.trainer.rounds --init runs/v2/last.pt --out runs/rounds [--rounds 4] [--positions 20000]
         [--label ply1|ply2|rollout [--label-top K]] [--epochs 3] [--lr 1e-4] [--duel-pairs 2000] [--seed 1]
         [--candidates K [--rank-weight W]] [--hidden 512,256] [--schedule constant|cosine] [--label-chunk N]
-        [--workers N] [--fit-window W] [--device cpu|cuda] [--precision float32|bfloat16]
+        [--workers N] [--fit-window W] [--device cpu|cuda [--device-kernels torch|fused]]
+        [--precision float32|bfloat16]
     python -m bgnet.trainer.rounds widen checkpoints/bgnet.pt runs/v2_init.pt   # a v1 net on features v2
     python -m bgnet.trainer.rounds duel CKPT gnubg@0 --games 4000 --seed 301 [--no-bearoff]  # nets by kind + bear-off
     python -m bgnet.trainer.rounds average OUT.pt CKPT CKPT ...   # the mean of one run's checkpoints' weights
@@ -15,11 +16,12 @@
         # the positions a round labels, as a file for python -m bgnet.trainer.labels label (bgnet.trainer.distill)
 
 Running the same command again continues after the last finished round (``--rounds`` may be raised to add
-rounds; the other settings must stay the same, except ``--workers``, ``--fit-window``, ``--device`` and
-``--precision``); labels of
+rounds; the other settings must stay the same, except ``--workers``, ``--fit-window``, ``--device``,
+``--device-kernels`` and ``--precision``); labels of
 a round are saved (``labels_NNN.npz``) before fitting, so an interrupted round does not label twice, and with
 ``--label-chunk N`` they are saved in parts as they are made (long rollout labelling). ``--device cuda`` computes
-the search labels (ply1, ply2, with any ``--label-top``) on the GPU; ``--precision bfloat16`` computes them on the CPU
+the search labels (ply1, ply2, with any ``--label-top``) on the GPU (``--device-kernels fused``: their features and
+bear-off lookups from Triton kernels, the same labels); ``--precision bfloat16`` computes them on the CPU
 with the net in bfloat16 (``bgnet.nets.bf16net``: on CPUs with AMX 1.6-2 times the labels a second). Bad input is one
 sentence on stderr and exit status 2.
 """

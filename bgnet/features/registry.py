@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from numba import njit, prange
 
+from bgnet.core.device_kernels import check_kernels
 from bgnet.core.errors import BgnetError
 from bgnet.features import v1, v2
 from bgnet.features.common import SCRATCH_SHAPE
@@ -54,6 +55,8 @@ class FeatureSet:
     """Its numba row kernel ``(board (26,) int8, row (width,) float32, scratch SCRATCH_SHAPE int64) -> None``."""
     torch_encoder: str | None = None
     """``"module:function"`` of the torch twin (int8 boards tensor -> float32 features), None when numba only."""
+    fused_encoder: str | None = None
+    """``"module:function"`` of the same encoder as one Triton kernel (the same bits; a CUDA GPU), None when none."""
 
     @property
     def has_torch_encoder(self) -> bool:
@@ -86,11 +89,15 @@ class FeatureSet:
             _encode_rows(boards, self.version, out)
         return out
 
-    def torch_encode_fn(self) -> Callable[["torch.Tensor"], "torch.Tensor"]:
-        """The torch twin (imports torch); FeatureVersionError when this set has none."""
+    def torch_encode_fn(self, kernels: str = "torch") -> Callable[["torch.Tensor"], "torch.Tensor"]:
+        """The torch twin (imports torch), or with ``kernels`` "fused" its Triton kernel where this set has one
+        (``bgnet.core.device_kernels.DEVICE_KERNELS``); FeatureVersionError when this set has no torch twin."""
         if self.torch_encoder is None:
             raise FeatureVersionError(f"feature version {self.version} has no torch encoder: encode it with numba")
-        module, name = self.torch_encoder.split(":")
+        path = self.torch_encoder
+        if check_kernels(kernels) == "fused" and self.fused_encoder is not None:
+            path = self.fused_encoder
+        module, name = path.split(":")
         fn: Callable[[torch.Tensor], torch.Tensor] = getattr(importlib.import_module(module), name)
         return fn
 
@@ -100,7 +107,8 @@ FEATURE_SETS: dict[int, FeatureSet] = {
         FeatureSet(version=1, width=v1.WIDTH, encode_row=v1.encode_row,
                    torch_encoder="bgnet.features.encoding_torch:encode_torch"),
         FeatureSet(version=2, width=v2.WIDTH, encode_row=v2.encode_row,
-                   torch_encoder="bgnet.features.v2_torch:encode_v2_torch"),
+                   torch_encoder="bgnet.features.v2_torch:encode_v2_torch",
+                   fused_encoder="bgnet.features.v2_fused:encode_v2_fused"),
     )
 }
 """Every feature set this bgnet computes, by version: the one place a new set is registered."""

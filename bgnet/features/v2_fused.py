@@ -18,7 +18,7 @@ from bgnet.core.errors import BgnetError
 from bgnet.core.fused_boards import boards_for_kernel
 from bgnet.features import encoding_torch, v1, v2, v2_torch
 
-__all__ = ["FusedFeaturesError", "TORCH_ENCODER", "encode_v2_fused"]
+__all__ = ["FusedFeaturesError", "encode_v2_fused"]
 
 try:
     import triton
@@ -28,9 +28,6 @@ except ImportError:  # torch's CPU builds come without Triton: encode_v2_fused t
 
 BLOCK = 32
 """Boards a program encodes."""
-TORCH_ENCODER = "bgnet.features.v2_fused:encode_v2_fused"
-"""This encoder as a ``FeatureSet.torch_encoder``: the benchmarks put it in feature set 2's place to measure it
-beside the torch ops (``bench/selfplay.py --fused-features``, ``bench/labels.py --fused-features``)."""
 
 
 class FusedFeaturesError(BgnetError):

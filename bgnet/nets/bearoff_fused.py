@@ -12,12 +12,16 @@ Triton's interpreter).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from bgnet.core.errors import BgnetError
 from bgnet.core.fused_boards import boards_for_kernel
 from bgnet.nets.bearoff_tables import FULL_START, MAX_ROLLS, N_TWO_SIDED, TWO_SIDED_CHECKERS
-from bgnet.nets.bearoff_torch import DeviceBearoff
+
+if TYPE_CHECKING:  # DeviceBearoff(kernels="fused") imports this module
+    from bgnet.nets.bearoff_torch import DeviceBearoff
 
 __all__ = ["FusedBearoffError", "bearoff_probs_fused"]
 
@@ -108,10 +112,10 @@ if triton is not None:
 
 def bearoff_probs_fused(tables: DeviceBearoff, boards: torch.Tensor,
                         block: int = BLOCK) -> tuple[torch.Tensor, torch.Tensor]:
-    """``tables.probs(boards)`` from one kernel: the mask (M,) of pure bear-offs and their exact chances (M, 5)
-    float64 (zeros elsewhere), the same bits; programs of ``block`` boards (a power of two)."""
+    """``tables.probs(boards)`` of the torch ops, from one kernel: the mask (M,) of pure bear-offs and their exact
+    chances (M, 5) float64 (zeros elsewhere), the same bits; programs of ``block`` boards (a power of two)."""
     kernel, boards = boards_for_kernel(boards, _lookup_kernel if triton is not None else None, FusedBearoffError,
-                                       "the fused bear-off lookup", "DeviceBearoff.probs")
+                                       "the fused bear-off lookup", "DeviceBearoff's torch lookups")
     if tables.rolls.shape[1] != MAX_ROLLS or tables.binom.shape != (32, 32):
         raise FusedBearoffError(f"the bear-off tables must have {MAX_ROLLS} rolls a row, not {tables.rolls.shape[1]}")
     n = len(boards)

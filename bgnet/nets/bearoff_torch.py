@@ -8,6 +8,8 @@ are zeroed), so a GPU self-play step never waits for the host. The race sums are
 kernel's float64 operations in its order (running sums made on the host once, then one product
 and one addition per column), so the values are equal bit for bit on every device; a reduction
 in another order differs in the last float64 bit, and sometimes in float32 after rounding.
+With ``kernels="fused"`` the lookups come from one Triton kernel instead (``bgnet.nets.bearoff_fused``, the same
+bits).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from bgnet.core.device_kernels import check_kernels
 from bgnet.nets.bearoff import BearoffDatabase, database
 from bgnet.nets.bearoff_tables import BINOM, FULL_START, N_TWO_SIDED, TWO_SIDED_CHECKERS
 
@@ -85,9 +88,13 @@ def _sum_columns(terms: torch.Tensor) -> torch.Tensor:
 class DeviceBearoff:
     """The tables of a ``BearoffDatabase`` on one torch device, with batched lookups that stay there."""
 
-    def __init__(self, device: torch.device | str = "cpu", db: BearoffDatabase | None = None) -> None:
+    def __init__(self, device: torch.device | str = "cpu", db: BearoffDatabase | None = None,
+                 kernels: str = "torch") -> None:
         db = database() if db is None else db
         self.device = torch.device(device)
+        self.kernels = check_kernels(kernels)
+        """How ``probs`` runs (``bgnet.core.device_kernels.DEVICE_KERNELS``): torch ops, or "fused", one Triton kernel
+        (``bgnet.nets.bearoff_fused``, the same bits)."""
         self.binom = torch.from_numpy(BINOM).to(self.device)
         self.rolls = torch.from_numpy(db.rolls.copy()).to(self.device)
         self.first_off = torch.from_numpy(db.first_off.copy()).to(self.device)
@@ -114,6 +121,10 @@ class DeviceBearoff:
     def probs(self, boards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mask (M,) of pure bear-offs and their exact chances (M, 5) float64 for each side on roll (zeros elsewhere),
         as ``BearoffDatabase.exact_probs``."""
+        if self.kernels == "fused":
+            from bgnet.nets.bearoff_fused import bearoff_probs_fused  # Triton's import only where it is asked for
+
+            return bearoff_probs_fused(self, boards)
         code, x, y = self.classify(boards)
         race = self._race(x, y)
         two = torch.zeros_like(race)

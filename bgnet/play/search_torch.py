@@ -77,11 +77,12 @@ def position_kinds_torch(boards: torch.Tensor) -> torch.Tensor:
 # -- the net on the device ----------------------------------------------------------------------
 
 
-def _net_forward(net: BgNet, device: torch.device, eval_batch: int) -> LeafFn:
-    """A copy of ``net`` on ``device`` with its feature set's torch encoder, run ``eval_batch`` boards at a time."""
+def _net_forward(net: BgNet, device: torch.device, eval_batch: int, kernels: str) -> LeafFn:
+    """A copy of ``net`` on ``device`` with its feature set's torch encoder (``kernels``: its torch ops or Triton
+    kernel), run ``eval_batch`` boards at a time."""
     net = copy.deepcopy(net).to(device).eval()
     dtype = next(net.parameters()).dtype
-    encode = feature_set(net.config.feature_version).torch_encode_fn()
+    encode = feature_set(net.config.feature_version).torch_encode_fn(kernels)
 
     def forward(boards: torch.Tensor) -> torch.Tensor:
         out = torch.empty((len(boards), 5), dtype=torch.float32, device=device)
@@ -91,16 +92,16 @@ def _net_forward(net: BgNet, device: torch.device, eval_batch: int) -> LeafFn:
     return forward
 
 
-def _netset_forward(netset: NetSet, device: torch.device, eval_batch: int) -> LeafFn:
+def _netset_forward(netset: NetSet, device: torch.device, eval_batch: int, kernels: str) -> LeafFn:
     """``NetSet.probs_of_boards`` on ``device``: each kind's net on its boards, pure bear-offs from the NetSet's
     database as device tensors (``DeviceBearoff``, rounded to float32 as the NetSet rounds them)."""
     forwards: dict[int, tuple[LeafFn, list[int]]] = {
-        id(net): (_net_forward(net, device, eval_batch), []) for net in netset.nets.values()}
+        id(net): (_net_forward(net, device, eval_batch, kernels), []) for net in netset.nets.values()}
     for code, kind in enumerate(KINDS):
         forwards[id(netset.net_for(kind))][1].append(code)
     groups = [(fwd, torch.tensor(codes, device=device)) for fwd, codes in forwards.values() if codes]
     db = netset._database() if netset.bearoff else None  # the NetSet's own database, or False when it has none
-    bearoff = DeviceBearoff(device, db) if db else None
+    bearoff = DeviceBearoff(device, db, kernels) if db else None
 
     def forward(boards: torch.Tensor) -> torch.Tensor:
         out = torch.empty((len(boards), 5), dtype=torch.float32, device=device)
@@ -119,15 +120,17 @@ def _netset_forward(netset: NetSet, device: torch.device, eval_batch: int) -> Le
     return forward
 
 
-def leaf_fn(model: BgNet | NetSet, device: torch.device | str, eval_batch: int | None = None) -> LeafFn:
+def leaf_fn(model: BgNet | NetSet, device: torch.device | str, eval_batch: int | None = None,
+            kernels: str = "torch") -> LeafFn:
     """``model``'s chances on ``device`` (a copy of its weights there), exact for finished games: the twin of
-    ``bgnet.play.search.leaf_probs`` with ``probs_fn_of(model)`` or ``NetSet.probs_of_boards``."""
+    ``bgnet.play.search.leaf_probs`` with ``probs_fn_of(model)`` or ``NetSet.probs_of_boards``; with ``kernels``
+    "fused" the features and bear-off lookups from their Triton kernels (``bgnet.core.device_kernels``)."""
     device = torch.device(device)
     rows = eval_batch or EVAL_ROWS.get(device.type, EVAL_ROWS["cpu"])
     if isinstance(model, NetSet):
-        forward = _netset_forward(model, device, rows)
+        forward = _netset_forward(model, device, rows, kernels)
     elif isinstance(model, BgNet):
-        forward = _net_forward(model, device, rows)
+        forward = _net_forward(model, device, rows, kernels)
     else:
         raise SearchError(f"the torch search needs a BgNet or a NetSet, got {type(model).__name__}")
 
@@ -207,10 +210,11 @@ def evaluate_boards_torch(leaf: LeafFn, boards: np.ndarray | torch.Tensor, ply: 
 
 def label_boards_torch(model: BgNet | NetSet, boards: np.ndarray | torch.Tensor, ply: int,
                        device: torch.device | str = "cpu", batch: int | None = None,
-                       eval_batch: int | None = None, top: int = 0) -> np.ndarray:
+                       eval_batch: int | None = None, top: int = 0, kernels: str = "torch") -> np.ndarray:
     """n-ply chances (N, 5) float64 of boards (N, 26) by ``model`` (a BgNet or a NetSet) searched on ``device``:
     ``bgnet.play.search.evaluate_boards(probs_fn_of(model) or model.probs_of_boards, boards, ply)``, or with
     ``top`` above 0 ``bgnet.trainer.labels.evaluate_pruned(..., ply, top)``, computed ``batch`` positions at a
-    time (default ``default_batch``) with forward passes of ``eval_batch`` boards."""
+    time (default ``default_batch``) with forward passes of ``eval_batch`` boards, through ``kernels``' encoder
+    and bear-off lookups (``leaf_fn``)."""
     ply = check_ply(ply)
-    return evaluate_boards_torch(leaf_fn(model, device, eval_batch), boards, ply, device, batch, top)
+    return evaluate_boards_torch(leaf_fn(model, device, eval_batch, kernels), boards, ply, device, batch, top)

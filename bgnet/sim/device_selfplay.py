@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import torch
 
+from bgnet.core.device_kernels import check_kernels
 from bgnet.core.game_torch import (segment_argmax_torch, swap_sides_torch, terminal_codes_torch,
                                    terminal_probs_torch)
 from bgnet.core.movegen_torch import generate_afterstates_torch
@@ -48,9 +49,10 @@ def roll_dice_torch(generator: torch.Generator, opening: torch.Tensor) -> torch.
     return torch.where(opening.unsqueeze(1), torch.stack([first, second], dim=1), dice)
 
 
-def net_probs(net: BgNet) -> BoardsProbs:
-    """``net``'s chances of boards on its device: its feature set's torch encoder, one forward pass, no gradients."""
-    encode = feature_set(net.config.feature_version).torch_encode_fn()
+def net_probs(net: BgNet, kernels: str = "torch") -> BoardsProbs:
+    """``net``'s chances of boards on its device: its feature set's torch encoder (its Triton kernel with ``kernels``
+    "fused"), one forward pass, no gradients."""
+    encode = feature_set(net.config.feature_version).torch_encode_fn(kernels)
     dtype = placement(net)[1]
 
     def probs(boards: torch.Tensor) -> torch.Tensor:
@@ -66,15 +68,19 @@ class DeviceSelfPlay:
     """G concurrent self-play games and their trajectories, all as tensors on one device."""
 
     def __init__(self, n_games: int, seed: int, device: torch.device | str = "cpu", max_plies: int = 600,
-                 bearoff: bool = True, history: int | None = None, dice: DeviceDice | None = None) -> None:
+                 bearoff: bool = True, history: int | None = None, dice: DeviceDice | None = None,
+                 kernels: str = "torch") -> None:
         self.n_games = n_games
         self.device = torch.device(device)
+        self.kernels = check_kernels(kernels)
+        """How the features and bear-off lookups run (``bgnet.core.device_kernels.DEVICE_KERNELS``): torch ops, or
+        "fused", one Triton kernel each (the same bits, so the same games)."""
         self.max_plies = max_plies
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
         self.dice = dice
         """Where rolls come from when set (tests feed ``SelfPlay`` and this the same); else the generator."""
-        self.bearoff = DeviceBearoff(self.device) if bearoff else None
+        self.bearoff = DeviceBearoff(self.device, kernels=kernels) if bearoff else None
         self.start = torch.from_numpy(START_BOARD).to(self.device)
         self.boards = self.start.repeat(n_games, 1)
         self.plies = torch.zeros(n_games, dtype=torch.int64, device=self.device)
@@ -91,7 +97,7 @@ class DeviceSelfPlay:
 
     def step(self, scorer: Scorer, exploration: float = 0.0) -> None:
         """Play one ply in every game, record it in the ring, restart the games it ended."""
-        probs_fn = net_probs(scorer) if isinstance(scorer, BgNet) else scorer
+        probs_fn = net_probs(scorer, self.kernels) if isinstance(scorer, BgNet) else scorer
         dice = self.roll()
         after, offsets = generate_afterstates_torch(self.boards, dice, check=False)
         cand = swap_sides_torch(after)

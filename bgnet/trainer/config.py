@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from bgnet.core.device_kernels import kernels_problem
 from bgnet.core.errors import BgnetError
 from bgnet.core.resources import config_dir
 
@@ -107,6 +108,10 @@ class TrainConfig:
     """Which self-play engine trains: "host" (SelfPlay, numba move generation, the learner's fit) or "device" (every
     step, TD target and fit as torch ops on the run's device, bgnet.trainer.device_run; backend local and a feature
     set with a torch encoder; encoder and kernel_threads then only serve the pubeval evaluation)."""
+    device_kernels: str = "torch"
+    """Engine device: "torch" (whole-batch torch ops, any device) or "fused" (feature set 2 and the bear-off lookups
+    each one Triton kernel, bgnet.core.device_kernels; a CUDA GPU with Triton, which torch's CUDA builds ship): the
+    same bits, so the same games and weights, with a fraction of the memory traffic."""
 
 
 def field_docs() -> dict[str, str]:
@@ -272,7 +277,12 @@ def validate(cfg: TrainConfig) -> None:
          "engine device needs backend local (Ray's self-play actors run the host engine)"),
         (cfg.engine != "device" or features is None or features.has_torch_encoder,
          f"engine device needs a feature set with a torch encoder, and feature_version {cfg.feature_version} has none"),
+        (cfg.device_kernels == "torch" or cfg.engine == "device",
+         f"device_kernels {cfg.device_kernels} serves the device engine only: add --engine=device"),
     ]
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
+    problem = kernels_problem(cfg.device_kernels, cfg.device)
+    if problem is not None:
+        raise ConfigError(problem)

@@ -31,15 +31,17 @@ def device_adam(params: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.
 
 
 def fit_inputs(net: BgNet, boards: torch.Tensor, targets: torch.Tensor, samples: torch.Tensor, minibatch: int,
-               batches: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               batches: int, generator: torch.Generator,
+               kernels: str = "torch") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(inputs (batches * minibatch, F), targets (batches * minibatch, 5), weight) of one fit: the rows ``samples``
     marks among ``boards`` (R, 26) and ``targets`` (R, 5) in a random order, cycling when fewer; ``weight`` is 0.0
-    (a device scalar) when there is no sample at all, so that the steps see zero gradients, else 1.0."""
+    (a device scalar) when there is no sample at all, so that the steps see zero gradients, else 1.0. The inputs
+    come from the net's feature set's torch encoder, or its Triton kernel with ``kernels`` "fused"."""
     dev = boards.device
     count = samples.sum()
     order = (torch.rand(len(samples), generator=generator, device=dev) + (~samples).float()).argsort()
     picks = order.index_select(0, torch.arange(batches * minibatch, device=dev) % count.clamp(min=1))
-    encode = feature_set(net.config.feature_version).torch_encode_fn()
+    encode = feature_set(net.config.feature_version).torch_encode_fn(kernels)
     x = encode(boards.index_select(0, picks)).to(placement(net)[1])
     return x, targets.index_select(0, picks), (count > 0).float()
 
@@ -61,11 +63,12 @@ def fit_loop(net: BgNet, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: t
 
 
 def fit_samples(net: BgNet, optimizer: torch.optim.Optimizer, boards: torch.Tensor, targets: torch.Tensor,
-                samples: torch.Tensor, minibatch: int, batches: int, generator: torch.Generator) -> torch.Tensor:
+                samples: torch.Tensor, minibatch: int, batches: int, generator: torch.Generator,
+                kernels: str = "torch") -> torch.Tensor:
     """``batches`` Adam steps on minibatches of the rows ``samples`` marks among ``boards`` (R, 26) and ``targets``
     (R, 5), shuffled (``fit_inputs``); returns the mean squared error (summed over the five outputs) seen, as a
     device tensor."""
-    x, y, weight = fit_inputs(net, boards, targets, samples, minibatch, batches, generator)
+    x, y, weight = fit_inputs(net, boards, targets, samples, minibatch, batches, generator, kernels)
     net.train()
     loss = fit_loop(net, optimizer, x, y, weight, minibatch)
     net.eval()
@@ -103,11 +106,12 @@ class GraphedFit:
         self._loss: torch.Tensor | None = None
 
     def __call__(self, net: BgNet, optimizer: torch.optim.Optimizer, boards: torch.Tensor, targets: torch.Tensor,
-                 samples: torch.Tensor, minibatch: int, batches: int, generator: torch.Generator) -> torch.Tensor:
+                 samples: torch.Tensor, minibatch: int, batches: int, generator: torch.Generator,
+                 kernels: str = "torch") -> torch.Tensor:
         """The same fit as ``fit_samples(...)`` with these arguments; its loss, a fresh device tensor."""
         if boards.device.type != "cuda":
-            return fit_samples(net, optimizer, boards, targets, samples, minibatch, batches, generator)
-        x, y, weight = fit_inputs(net, boards, targets, samples, minibatch, batches, generator)
+            return fit_samples(net, optimizer, boards, targets, samples, minibatch, batches, generator, kernels)
+        x, y, weight = fit_inputs(net, boards, targets, samples, minibatch, batches, generator, kernels)
         net.train()
         if _graph_key(optimizer, x, minibatch) != self._key or self._graph is None:
             loss = self._fit_and_record(net, optimizer, x, y, weight, minibatch)

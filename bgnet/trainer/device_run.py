@@ -47,7 +47,7 @@ def device_trainer(cfg: TrainConfig, net: BgNet, device: torch.device) -> Device
     """``net`` learning from ``batch_games`` games on ``device`` (dice seeded by ``seed``, the fits' shuffles by
     ``seed + 1``)."""
     play = DeviceSelfPlay(cfg.batch_games, seed=cfg.seed, device=device, max_plies=cfg.max_plies,
-                          bearoff=cfg.bearoff_database)
+                          bearoff=cfg.bearoff_database, kernels=cfg.device_kernels)
     return DeviceTrainer(net, play, device_learning(cfg), seed=cfg.seed + 1)
 
 

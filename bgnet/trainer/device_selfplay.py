@@ -86,7 +86,7 @@ class DeviceTrainer:
         self.learned_to = self.play.steps
         self.loss = self._fit(self.net, self.optimizer, ring.boards.view(-1, 26), targets.view(-1, 5),
                               samples.view(-1), self.learning.minibatch, self.learning.batches(self.play.n_games),
-                              self.generator)
+                              self.generator, self.play.kernels)
         return self.loss
 
     def state_dict(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from bgnet.core.device_kernels import kernels_problem
 from bgnet.core.errors import BgnetError
 from bgnet.features.encoding import KINDS
 from bgnet.nets.bf16net import check_precision
@@ -23,10 +24,10 @@ LABELS = ("ply1", "ply2", "rollout")
 """How a round labels its positions: the net's own 1-ply or 2-ply search, or its rollouts."""
 ROUND_KINDS = ("all", *KINDS)
 """The nets a round may fit: one net for every position, or one kind's net of a NetSet."""
-FREE_SETTINGS = ("rounds", "workers", "fit_window", "device", "precision")
-"""Settings that may change between sittings of one run: rounds and workers change nothing a round computes,
-fit_window only the fits of rounds still to run, device the search labels by float rounding only, precision
-them by about 0.0005."""
+FREE_SETTINGS = ("rounds", "workers", "fit_window", "device", "device_kernels", "precision")
+"""Settings that may change between sittings of one run: rounds, workers and device_kernels change nothing a round
+computes, fit_window only the fits of rounds still to run, device the search labels by float rounding only,
+precision them by about 0.0005."""
 
 
 class RoundsError(BgnetError):
@@ -89,6 +90,9 @@ class RoundsConfig:
     """Where the search labels (``label`` ply1 or ply2, with any ``label_top``) are computed: "cpu", the numba search
     (``bgnet.play.search.evaluate_boards``), or "cuda" / "cuda:N", its torch twin in large device batches
     (``bgnet.play.search_torch``; the same values to float rounding). The fit and the duel stay on the CPU."""
+    device_kernels: str = "torch"
+    """With ``device`` cuda: the search's features and bear-off lookups as whole-batch torch ops ("torch") or each
+    one Triton kernel ("fused", ``bgnet.core.device_kernels``; the same bits, so the same labels)."""
     precision: str = "float32"
     """The arithmetic of the net in the CPU search labels (``bgnet.nets.bf16net``): "float32", or "bfloat16", on
     CPUs with AMX about 1.6-2 times the labels a second, each within about 0.0005 equity (RMS) of float32's (``kind``
@@ -131,6 +135,12 @@ class RoundsConfig:
             resolve_device(self.device)  # one sentence when this machine lacks it
             if self.label == "rollout":
                 raise RoundsError(f"--device {self.device} computes the search labels only: --label ply1 or ply2")
+        if self.device_kernels != "torch" and self.device == "cpu":
+            raise RoundsError(f"--device-kernels {self.device_kernels} serves the search labels on a GPU: add "
+                              "--device cuda")
+        problem = kernels_problem(self.device_kernels, self.device)
+        if problem is not None:
+            raise RoundsError(problem)
 
 
 @dataclass

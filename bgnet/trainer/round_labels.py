@@ -26,18 +26,19 @@ from bgnet.trainer.selfplay import resolve_device
 
 def label_positions(probs_fn: ProbsFn, boards: np.ndarray, label: str, seed: int, trials: int = 36,
                     workers: int = 1, top: int = 0, model: BgNet | NetSet | None = None,
-                    device: str = "cpu") -> np.ndarray:
+                    device: str = "cpu", kernels: str = "torch") -> np.ndarray:
     """Targets (N, 5) for ``boards``: the net's 1-ply or 2-ply search (its last level among pubeval's best
     ``top`` plays of each roll when ``top`` > 0), or its rollouts, in ``workers`` processes. With ``device``
     other than "cpu" the search runs there on ``model`` (the net behind ``probs_fn``;
-    ``bgnet.play.search_torch``)."""
+    ``bgnet.play.search_torch``, its features and bear-off lookups through ``kernels``)."""
     if label not in LABELS:
         raise RoundsError(f"label {label!r} is not one of {', '.join(LABELS)}")
     check_label_top(label, top)
     if device != "cpu":
         if label == "rollout" or model is None:
             raise RoundsError(f"--device {device} computes the search labels of a net only: --label ply1 or ply2")
-        return label_boards_torch(model, boards, int(label[-1]), resolve_device(device), top=top).astype(np.float32)
+        return label_boards_torch(model, boards, int(label[-1]), resolve_device(device), top=top,
+                                  kernels=kernels).astype(np.float32)
     backend = LocalBackend(workers) if workers > 1 else None
     if label == "rollout":
         _, probs, _ = teacher.label_positions(probs_fn, boards, trials=trials, seed=seed, backend=backend)
@@ -71,7 +72,7 @@ def round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn, position
     if cfg.label_chunk <= 0:
         boards = positions()
         targets = label_positions(fn, boards, cfg.label, seed, cfg.rollout_trials, cfg.workers, cfg.label_top,
-                                  model, cfg.device)
+                                  model, cfg.device, cfg.device_kernels)
     else:
         boards_path = out_dir / f"positions_{r:03d}.npz"
         if boards_path.is_file():
@@ -89,7 +90,7 @@ def round_labels(out_dir: Path, r: int, cfg: RoundsConfig, fn: ProbsFn, position
                 continue
             part_seed = int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
             parts.append(label_positions(fn, boards[s:s + cfg.label_chunk], cfg.label, part_seed, cfg.rollout_trials,
-                                         cfg.workers, cfg.label_top, model, cfg.device))
+                                         cfg.workers, cfg.label_top, model, cfg.device, cfg.device_kernels))
             save_npz(part_path, targets=parts[-1])
         targets = np.concatenate(parts)
     save_npz(labels_path, boards=boards, targets=targets)
