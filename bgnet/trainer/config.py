@@ -111,7 +111,8 @@ class TrainConfig:
     device_kernels: str = "torch"
     """Engine device: "torch" (whole-batch torch ops, any device) or "fused" (feature set 2 and the bear-off lookups
     each one Triton kernel, bgnet.core.device_kernels; a CUDA GPU with Triton, which torch's CUDA builds ship): the
-    same bits, so the same games and weights, with a fraction of the memory traffic."""
+    same bits, so the same games and weights, with 0.28 times a step's bytes (counted by bench/device_traffic.py;
+    not yet timed on a GPU)."""
 
 
 def field_docs() -> dict[str, str]:
