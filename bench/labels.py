@@ -119,6 +119,8 @@ def bench(argv: list[str] | None = None) -> int:
     fn = probs_fn_of(net)
     boards = collect_positions(fn, args.positions, args.seed)
     cands = candidate_positions(fn, boards, 4, args.positions, args.seed + 1, grouped=True)
+    if len(cands) == 0:  # grouped candidates come four to a position: too few positions make none
+        ap.error(f"--positions {args.positions} gave no candidate positions to label: ask for at least 4")
     full, full_ms = timed(lambda b: evaluate_boards(fn, b, 2), cands)
     rows = [("1-ply", *timed(lambda b: evaluate_boards(fn, b, 1), cands))]
     tops = [int(t) for t in args.tops.split(",") if t.strip()]
