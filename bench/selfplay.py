@@ -269,6 +269,8 @@ def bench() -> int:
                     help="device engine: fused = feature set 2 and the bear-off lookups each from one Triton kernel "
                          "(bgnet.core.device_kernels) instead of the torch ops")
     args = ap.parse_args()
+    if args.device_kernels != "torch" and args.engine != "device":
+        ap.error(f"--device-kernels {args.device_kernels} serves the device engine only: add --engine device")
     device = None if args.device is None else resolve_device(args.device)  # before any work: a missing GPU is one sentence
     if args.compile_features:
         compile_torch_features()
