@@ -66,15 +66,15 @@ def main() -> int:
     ap.add_argument("--arch", type=int, default=90, help="the GPU's compute capability, major and minor: 90 = sm_90")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
-        ap.error("TRITON_INTERPRET is set: the interpreter compiles nothing; unset it")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # the default of the Triton that torch's CUDA builds ship
     with tempfile.TemporaryDirectory(prefix="bgnet-triton-") as cache:
         os.environ["TRITON_CACHE_DIR"] = cache  # read when Triton is imported: a first compilation, timed
-        try:
-            import triton  # noqa: F401
-        except ImportError:
+        from bgnet.core.device_kernels import triton_available, triton_interprets
+
+        if not triton_available():
             ap.error("Triton is not installed (pip install triton, or the dev extra)")
+        if triton_interprets():
+            ap.error("TRITON_INTERPRET is set: the interpreter compiles nothing; unset it")
         result = compile_kernels(args.arch)
     if args.json:
         print(json.dumps({"arch": args.arch} | result))

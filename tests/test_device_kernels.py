@@ -23,11 +23,21 @@ def test_torch_ops_serve_every_device() -> None:
 
 def test_fused_kernels_need_triton_and_a_gpu_or_the_interpreter(monkeypatch) -> None:
     monkeypatch.setattr(device_kernels, "triton_available", lambda: True)
-    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(device_kernels, "triton_interprets", lambda: False)
     assert kernels_problem("fused", "cuda") is None and kernels_problem("fused", "cuda:0") is None
     assert kernels_problem("fused", "cpu") == "fused device kernels run on a CUDA GPU, not on cpu: use torch there"
-    monkeypatch.setenv("TRITON_INTERPRET", "1")  # Triton's interpreter runs them anywhere (the tests without a GPU)
+    monkeypatch.setattr(device_kernels, "triton_interprets", lambda: True)  # Triton's interpreter runs them anywhere
     assert kernels_problem("fused", "cpu") is None
     monkeypatch.setattr(device_kernels, "triton_available", lambda: False)
     assert kernels_problem("fused", "cuda") == ("fused device kernels need Triton, which torch's CUDA builds "
                                                 "install: use torch here")
+
+
+def test_the_interpreter_is_on_by_tritons_own_reading_of_its_variable(monkeypatch) -> None:
+    pytest.importorskip("triton")
+    for value, on in (("1", True), ("true", True), ("ON", True), ("0", False), ("", False), ("no", False)):
+        monkeypatch.setenv("TRITON_INTERPRET", value)
+        assert device_kernels.triton_interprets() is on, value
+        assert (kernels_problem("fused", "cpu") is None) is on
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert device_kernels.triton_interprets() is False

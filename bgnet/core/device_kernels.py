@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 
 from bgnet.core.errors import BgnetError
 
-__all__ = ["DEVICE_KERNELS", "DeviceKernelsError", "check_kernels", "kernels_problem", "triton_available"]
+__all__ = ["DEVICE_KERNELS", "DeviceKernelsError", "check_kernels", "kernels_problem", "triton_available",
+           "triton_interprets"]
 
 DEVICE_KERNELS = ("torch", "fused")
 """How device work that has a fused kernel runs: "torch", whole-batch torch ops (any device), or "fused", one
@@ -32,6 +32,16 @@ def triton_available() -> bool:
     return importlib.util.find_spec("triton") is not None
 
 
+def triton_interprets() -> bool:
+    """Whether Triton kernels decorated from now on run in Triton's interpreter (``TRITON_INTERPRET``, read by
+    Triton's own rule), where they take CPU tensors too; False without Triton. Imports Triton when it is there."""
+    if not triton_available():
+        return False
+    from triton import knobs
+
+    return bool(knobs.runtime.interpret)
+
+
 def kernels_problem(kernels: str, device: str) -> str | None:
     """Why ``kernels`` (one of ``DEVICE_KERNELS``) cannot serve work on ``device`` ("cpu", "cuda", "cuda:N"), in one
     sentence; None when it can. Fused kernels run on CUDA, or anywhere in Triton's interpreter (``TRITON_INTERPRET=1``,
@@ -43,6 +53,6 @@ def kernels_problem(kernels: str, device: str) -> str | None:
     if kernels == "fused":
         if not triton_available():
             return "fused device kernels need Triton, which torch's CUDA builds install: use torch here"
-        if not device.startswith("cuda") and os.environ.get("TRITON_INTERPRET") != "1":
+        if not device.startswith("cuda") and not triton_interprets():
             return f"fused device kernels run on a CUDA GPU, not on {device}: use torch there"
     return None

@@ -36,15 +36,12 @@ class FusedFeaturesError(BgnetError):
 
 
 if triton is not None:
+    from bgnet.core.fused_boards import board_tile, tile_column
+
     @triton.jit
     def _bits(flag, p):
         """(B,) int32: bit p set where the tile ``flag`` (B, 32) is true in column p."""
         return tl.sum(tl.where(flag, 1 << p, 0), axis=1)
-
-    @triton.jit
-    def _column(x, p, k: tl.constexpr):
-        """(B,) column ``k`` of the tile ``x``."""
-        return tl.sum(tl.where(p == k, x, 0), axis=1)
 
     @triton.jit
     def _high_bit(x):
@@ -57,9 +54,10 @@ if triton is not None:
         tl.store(dst, tl.div_rn(num.to(tl.float32), den), mask=ok)
 
     @triton.jit
-    def _set1_side(out_row, ok, c, r_other, p, runs_ptr, raw: tl.constexpr, structure: tl.constexpr):
+    def _set1_side(out_row, ok, c, bar, rear, r_other, p, runs_ptr, raw: tl.constexpr, structure: tl.constexpr):
         """A side's 98 raw inputs (from column ``raw``) and 7 structure inputs (from ``structure``) of set 1: counts
-        ``c`` by its own point (bar 25), ``r_other`` the other side's counts on its points."""
+        ``c`` by its own point (bar 25; ``bar`` its column, ``rear`` its rearmost point), ``r_other`` the other
+        side's counts on its points."""
         pts = (p >= 1) & (p <= 24)
         cf = c.to(tl.float32)
         dst = out_row[:, None] + raw + 4 * (p - 1)
@@ -68,7 +66,6 @@ if triton is not None:
         tl.store(dst + 1, (c == 2).to(tl.float32), mask=m)
         tl.store(dst + 2, (c >= 3).to(tl.float32), mask=m)
         tl.store(dst + 3, tl.maximum((cf - 3.0) * 0.5, 0.0), mask=m)
-        bar = _column(c, p, 25)
         on_points = tl.sum(tl.where(pts, c, 0), axis=1)
         tl.store(out_row + raw + 96, bar.to(tl.float32) * 0.5, mask=ok)
         _put(out_row + raw + 97, 15 - on_points - bar, 15.0, ok)
@@ -85,7 +82,6 @@ if triton is not None:
         back = bar + tl.sum(tl.where((p >= 19) & (p <= 24), c, 0), axis=1)
         outfield = tl.sum(tl.where((p >= 7) & (p <= 12), c, 0), axis=1)
         stripped = tl.sum(tl.where((c >= 4) & pts, 1, 0), axis=1)
-        rear = tl.max(tl.where((c > 0) & (p >= 1) & (p <= 25), p, 0), axis=1)
         ahead = pts & (p >= rear[:, None] - 6) & (p <= rear[:, None] - 1)
         blocked = tl.sum(tl.where(ahead & (r_other >= 2), 1, 0), axis=1)
         s = out_row + structure
@@ -146,14 +142,12 @@ if triton is not None:
         return tl.load(esc_ptr + key).to(tl.int32)
 
     @triton.jit
-    def _expert_side(out_row, ok, c, o, r, held_c, esc_c, esc_o, p, base: tl.constexpr):
+    def _expert_side(out_row, ok, c, o, r, bar, rear, rear_o, held_c, esc_c, esc_o, p, base: tl.constexpr):
         """S's 16 expert inputs from column ``base``: v2_torch's ``_expert_side``, the same integers over the same
-        denominators."""
+        denominators (``bar`` S's checkers on the bar, ``rear`` and ``rear_o`` each side's rearmost point)."""
         pts = (p >= 1) & (p <= 24)
         on = (p >= 1) & (p <= 25)
         p1, p2, loss = _shots(c, o, r, p)
-        rear = tl.max(tl.where((c > 0) & on, p, 0), axis=1)
-        rear_o = tl.max(tl.where((o > 0) & on, p, 0), axis=1)
         back_escapes = tl.sum(tl.where(p == rear[:, None], esc_o, 0), axis=1)
         contained = 36 - tl.min(tl.where((p >= 15) & (p <= 24), esc_c, 127), axis=1)
         behind = tl.maximum(p - (25 - rear_o[:, None]), 0)
@@ -172,7 +166,7 @@ if triton is not None:
             pairs = held_c & (held_c >> j)
             backbone += tl.sum((pairs[:, None] >> p) & 1, axis=1)
         free = tl.where(c == 1, 1, 0) + tl.maximum(c - 2, 0)
-        free_pips = 25 * _column(c, p, 25) + tl.sum(tl.where(pts, p * free, 0), axis=1)
+        free_pips = 25 * bar + tl.sum(tl.where(pts, p * free, 0), axis=1)
         closed = tl.sum(tl.where((p >= 1) & (p <= 6) & (o >= 2), 1, 0), axis=1)
         dst = out_row + base
         _put(dst, p1, 36.0, ok)
@@ -195,22 +189,21 @@ if triton is not None:
     @triton.jit
     def _encode_kernel(boards_ptr, out_ptr, esc_ptr, runs_ptr, n_rows, WIDTH: tl.constexpr,
                        SET1: tl.constexpr, EXPERT: tl.constexpr, BLOCK: tl.constexpr):
-        rows = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        ok = rows < n_rows
-        p = tl.arange(0, 32)[None, :]
-        on = ok[:, None] & (p <= 25)
-        board = boards_ptr + rows[:, None] * 26
-        fwd = tl.load(board + p, mask=on, other=0).to(tl.int32)  # b[p]
-        rev = tl.load(board + tl.maximum(25 - p, 0), mask=on, other=0).to(tl.int32)  # b[25 - p]
+        rows, ok, p, board, fwd = board_tile(boards_ptr, n_rows, BLOCK)  # fwd: b[p]
+        rev = tl.load(board + tl.maximum(25 - p, 0), mask=ok[:, None] & (p <= 25), other=0).to(tl.int32)  # b[25 - p]
         pieces = (p >= 1) & (p <= 25)
         c_s = tl.where(pieces, tl.maximum(fwd, 0), 0)  # S's counts on its points 1..24, bar 25
         c_o = tl.where(pieces, tl.maximum(-rev, 0), 0)  # O's, in O's numbering
         pts = (p >= 1) & (p <= 24)
         r_s = tl.where(pts, tl.maximum(rev, 0), 0)  # S's counts on O's point t (S's 25 - t)
         r_o = tl.where(pts, tl.maximum(-fwd, 0), 0)  # O's counts on S's point t
+        bar_s = tile_column(c_s, p, 25)
+        bar_o = tile_column(c_o, p, 25)
+        rear_s = tl.max(tl.where(c_s > 0, p, 0), axis=1)  # each side's rearmost checker, bar 25 (0 when none)
+        rear_o = tl.max(tl.where(c_o > 0, p, 0), axis=1)
         out_row = out_ptr + rows * WIDTH
-        _set1_side(out_row, ok, c_s, r_o, p, runs_ptr, 0, 2 * 98 + 4)
-        _set1_side(out_row, ok, c_o, r_s, p, runs_ptr, 98, 2 * 98 + 4 + 7)
+        _set1_side(out_row, ok, c_s, bar_s, rear_s, r_o, p, runs_ptr, 0, 2 * 98 + 4)
+        _set1_side(out_row, ok, c_o, bar_o, rear_o, r_s, p, runs_ptr, 98, 2 * 98 + 4 + 7)
         mine = tl.max(tl.where((fwd > 0) & (p <= 25), p, 0), axis=1)
         his = tl.min(tl.where((fwd < 0) & (p <= 25), p, 25), axis=1)
         tl.store(out_row + 196, (mine < his).to(tl.float32), mask=ok)
@@ -223,8 +216,8 @@ if triton is not None:
         held_o = _bits((c_o >= 2) & pts, p)
         esc_vs_s = _escapes(esc_ptr, held_s, p)  # an O checker on O's points against S's
         esc_vs_o = _escapes(esc_ptr, held_o, p)  # an S checker on S's points against O's
-        _expert_side(out_row, ok, c_s, c_o, r_s, held_s, esc_vs_s, esc_vs_o, p, SET1)
-        _expert_side(out_row, ok, c_o, c_s, r_o, held_o, esc_vs_o, esc_vs_s, p, SET1 + EXPERT)
+        _expert_side(out_row, ok, c_s, c_o, r_s, bar_s, rear_s, rear_o, held_s, esc_vs_s, esc_vs_o, p, SET1)
+        _expert_side(out_row, ok, c_o, c_s, r_o, bar_o, rear_o, rear_s, held_o, esc_vs_o, esc_vs_s, p, SET1 + EXPERT)
 
 
 def encode_v2_fused(boards: torch.Tensor, block: int = BLOCK) -> torch.Tensor:

@@ -43,10 +43,7 @@ class FusedBearoffError(BgnetError):
 
 
 if triton is not None:
-    @triton.jit
-    def _column(x, p, k: tl.constexpr):
-        """(B,) column ``k`` of the tile ``x``."""
-        return tl.sum(tl.where(p == k, x, 0), axis=1)
+    from bgnet.core.fused_boards import board_tile, tile_column
 
     @triton.jit
     def _rank(c, p, binom_ptr):
@@ -55,7 +52,7 @@ if triton is not None:
         s = tl.sum(tl.where(p < 6, c, 0), axis=1)
         r = tl.load(binom_ptr + (tl.minimum(tl.maximum(s, 0), 26) + 5) * 32 + 6)
         for q in tl.static_range(5):
-            s -= _column(c, p, q)
+            s -= tile_column(c, p, q)
             m = s - 1  # the checkers beyond point q + 1, less one
             k = 5 - q
             r += tl.where(m >= 0, tl.load(binom_ptr + tl.minimum(tl.maximum(m + k, 0), 31) * 32 + k), 0)
@@ -65,12 +62,7 @@ if triton is not None:
     def _lookup_kernel(boards_ptr, mask_ptr, probs_ptr, binom_ptr, rolls_ptr, done_ptr, first_before_ptr,
                        first_by_ptr, win_ptr, n_rows, FULL: tl.constexpr, TWO: tl.constexpr,
                        TWO_CHECKERS: tl.constexpr, ROLLS: tl.constexpr, BLOCK: tl.constexpr):
-        rows = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        ok = rows < n_rows
-        p = tl.arange(0, 32)[None, :]
-        on = ok[:, None] & (p <= 25)
-        board = boards_ptr + rows[:, None] * 26
-        b = tl.load(board + p, mask=on, other=0).to(tl.int32)
+        rows, ok, p, board, b = board_tile(boards_ptr, n_rows, BLOCK)
         home = (p >= 1) & (p <= 6)
         theirs_home = (p >= 19) & (p <= 24)
         outside = (p == 0) | (p == 25) | ((p >= 7) & (p <= 18))  # the bars and points 7..18 must be empty
