@@ -4,6 +4,7 @@
     python bench/rollout.py --json          # one JSON object
     python bench/rollout.py --only gnubg    # one section: gnubg | full | vr | agree | cubeful
     python bench/rollout.py --only gnubg --precision bfloat16   # bgnet's net in float32 and bfloat16, side by side
+    python bench/rollout.py --only gnubg --truncate 0 --plain    # plain rollouts played to the end
 
 Sections:
 
@@ -157,24 +158,27 @@ def _row(name: str, r: dict[str, object]) -> str:
             f"win {p[0]:.3f}  eq {r['equity']:+.3f} +- {r['equity_stderr']:.3f}")
 
 
-def section_gnubg(trials: int, truncate: int, seed: int, precision: str = "float32") -> dict[str, object]:
-    """bgnet's rollouts against the gnubg package's; with ``precision`` bfloat16, bgnet's net in float32 and in
-    bfloat16 side by side (the float32 row the reference)."""
+def section_gnubg(trials: int, truncate: int | None, seed: int, precision: str = "float32",
+                  vr_rows: tuple[bool, ...] = (False, True)) -> dict[str, object]:
+    """bgnet's rollouts against the gnubg package's (``truncate`` None: played to the end); with ``precision``
+    bfloat16, bgnet's net in float32 and in bfloat16 side by side (the float32 row the reference); ``vr_rows``: the
+    rows without variance reduction (False) and with it (True)."""
     precisions = ["float32"] + ([precision] if precision != "float32" else [])
     nets = {(prune, p): _net(prune, p) for prune in (True, False) for p in precisions}
-    for vr in (False, True):  # warm-up: compiled kernels, weights in cache
+    for vr in vr_rows:  # warm-up: compiled kernels, weights in cache
         for net in nets.values():
             ours(net, OPENING, 36, truncate, vr, seed)
     g = Gnubg()
     out: dict[str, object] = {"trials": trials, "truncate": truncate}
-    for vr in (False, True):
+    for vr in vr_rows:
         for prune in (True, False):
             rows = {p: ours(nets[prune, p], OPENING, trials, truncate, vr, seed) for p in precisions}
             b = g.rollout(OPENING, OPENING_MATCH_ID, trials, truncate, vr, seed, prune=prune)
             key = ("vr" if vr else "plain") + ("_pruned" if prune else "_full")
             a = rows["float32"]
             out[key] = {"bgnet": a, "gnubg": b, "ratio": (a["games"] / a["seconds"]) / (b["games"] / b["seconds"])}
-            print(f"[gnubg] {trials} trials, truncated at {truncate} plies, 0-ply, one thread, "
+            print(f"[gnubg] {trials} trials, {'to the end' if truncate is None else f'truncated at {truncate} plies'}, "
+                  "0-ply, one thread, "
                   f"{'with' if vr else 'without'} variance reduction, "
                   f"{'pruned (bgnet: its pruning net keeps 8 plays; gnubg: its pruning nets)' if prune else 'no pruning'}:")
             print(_row("bgnet (its net)", a))
@@ -271,7 +275,7 @@ def section_cubeful(seed: int, trials: int = 1296, truncate: int = 10) -> dict[s
     return out
 
 
-def section_agree(trials: int, truncate: int, seed: int) -> dict[str, object]:
+def section_agree(trials: int, truncate: int | None, seed: int) -> dict[str, object]:
     from bgnet.play.agents import GnubgAgent
 
     fn = GnubgAgent(0).probs_fn
@@ -309,18 +313,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--only", choices=("gnubg", "full", "vr", "agree", "cubeful"), default=None)
     parser.add_argument("--trials", type=int, default=1296, help="trials of the gnubg and agree sections")
-    parser.add_argument("--truncate", type=int, default=7, help="truncation of the gnubg and agree sections")
+    parser.add_argument("--truncate", type=int, default=7,
+                        help="truncation of the gnubg and agree sections (0: every trial played to the end)")
+    parser.add_argument("--plain", action="store_true",
+                        help="the gnubg section's rollouts without variance reduction only (gnubg's lookahead "
+                             "makes its rows with it slow to the end)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--precision", choices=PRECISIONS, default="float32",
                         help="the net's arithmetic in the gnubg section (beside float32) and the full section")
     args = parser.parse_args(argv)
+    if args.truncate < 0:
+        parser.error(f"--truncate takes a number of plies, or 0 for none, not {args.truncate}")
+    truncate = args.truncate or None
     from bgnet.nets.bf16net import cpu_model, has_amx
 
     load, cpu, amx = os.getloadavg(), cpu_model(), has_amx()
     out: dict[str, object] = {"load_average": load, "cpu": cpu, "amx": amx}
     print(f"load average at start: {load[0]:.2f} on {os.cpu_count()} CPUs ({cpu}, AMX tiles: {amx})")
     if args.only in (None, "gnubg"):
-        out["gnubg"] = section_gnubg(args.trials, args.truncate, args.seed, args.precision)
+        out["gnubg"] = section_gnubg(args.trials, truncate, args.seed, args.precision,
+                                     (False,) if args.plain else (False, True))
     if args.only in (None, "full"):
         out["full"] = section_full(args.seed, args.precision)
     if args.only in (None, "vr"):
@@ -328,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "cubeful"):
         out["cubeful"] = section_cubeful(args.seed)
     if args.only in (None, "agree"):
-        out["agree"] = section_agree(args.trials, args.truncate, args.seed)
+        out["agree"] = section_agree(args.trials, truncate, args.seed)
     if args.json:
         print(json.dumps(out))
     return 0
